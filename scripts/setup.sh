@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages fusim needs, only those missing. Runs apt as root
+# (directly when root, else through sudo). Safe to run again.
+set -euo pipefail
+packages=(
+  cmake g++ ninja-build make pkg-config
+  libboost-graph-dev nlohmann-json3-dev libfmt-dev catch2 libcli11-dev
+  libtorch-dev python3-torch python3-torchvision python3-matplotlib
+  libopenmpi-dev openmpi-bin
+  clang valgrind
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+echo "fusim setup: installing ${missing[*]}" >&2
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2

@@ -1,0 +1,36 @@
+// fusim: predicts how a training step's time changes when the optimizer update is fused
+// into the backward or forward pass, and checks predictions against real execution.
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <exception>
+#include <fmt/format.h>
+
+#include "cli/commands.h"
+#include "core/error.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "fusim: trace-driven simulator of training-step scheduling.\n"
+      "Predicts step time when the optimizer update is fused into the backward or forward\n"
+      "pass (vs eager), on models of caches, DRAM and cores/GPUs, and checks the prediction\n"
+      "against real execution on libtorch.",
+      "fusim"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "fusim 0.1");
+  // Commands are added by their folders as they land.
+  fusim::cli::add_trace_command(app);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int code = app.exit(e);
+    return code == 0 ? 0 : 2;
+  } catch (const fusim::InputError& e) {
+    std::fprintf(stderr, "fusim: %s\n", e.what());
+    return 2;
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "fusim: out of memory\n");
+    return 3;
+  }
+  return 0;
+}

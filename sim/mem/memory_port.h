@@ -1,0 +1,31 @@
+#pragma once
+// The boundary between the cache hierarchy and main memory, in DRAMsim3's shape:
+// ask will_accept, then send; completion arrives through the callback at the tick the data
+// is back. Both the DRAM controller and the fixed-latency stub implement it.
+#include <cstdint>
+#include <functional>
+
+#include "core/time.h"
+
+namespace fusim::mem {
+
+using Addr = std::uint64_t;
+
+struct MemRequest {
+  Addr addr = 0;  // byte address of the line/block
+  std::uint32_t bytes = 64;
+  bool is_write = false;
+  int requester = 0;  // core/stream id, for per-requester stats and stream-aware scheduling
+  std::uint64_t id = 0;
+};
+
+class MemoryPort {
+ public:
+  using Completion = std::function<void(const MemRequest&, Tick done)>;
+  virtual ~MemoryPort() = default;
+  virtual bool will_accept(const MemRequest& request) const = 0;
+  virtual void send(const MemRequest& request) = 0;  // at the event queue's now()
+  virtual void set_completion(Completion completion) = 0;
+};
+
+}  // namespace fusim::mem

@@ -1,0 +1,94 @@
+#pragma once
+// The layer trace of one training step (format "fusim-trace", version 1; traces/SCHEMA.md).
+// A loaded Trace has passed every check of validate.h: shapes agree along edges, the layer
+// graph is a connected DAG, and `layers` is in a topological order (inputs come first).
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace fusim::workload {
+
+enum class DType { Float32, Float16, BFloat16, Int64, Int32, Bool };
+int dtype_bytes(DType dtype);
+std::string_view to_string(DType dtype);
+std::optional<DType> parse_dtype(std::string_view name);  // "float32", "int64", ...
+
+using Shape = std::vector<std::int64_t>;
+std::int64_t numel(const Shape& shape);  // 1 for a scalar []
+std::string to_string(const Shape& shape);  // "[32, 3, 224, 224]"
+
+// The closed set of layer ops; names in the file are the snake_case strings of to_string.
+enum class OpKind {
+  Linear, Conv2d, BatchNorm, LayerNorm,
+  Relu, Relu6, Gelu, Silu, Sigmoid, Tanh,
+  MaxPool2d, AvgPool2d, AdaptiveAvgPool2d,
+  Add, Mul, Concat, Flatten, Reshape, Permute,
+  Embedding, Matmul, Bmm, Softmax, Dropout,
+  ScaledDotProductAttention, CrossEntropy,
+};
+std::string_view to_string(OpKind op);
+std::optional<OpKind> parse_op_kind(std::string_view name);
+const std::vector<OpKind>& all_op_kinds();
+
+// Attributes of every op kind in one flat struct; each op reads the fields it documents in
+// SCHEMA.md and the reader rejects attributes an op does not take.
+struct LayerAttrs {
+  std::vector<std::int64_t> kernel, stride, padding, dilation;  // conv2d, pools (2 values)
+  std::vector<std::int64_t> output_size;                        // adaptive_avg_pool2d
+  std::vector<std::int64_t> normalized_shape;                   // layer_norm
+  std::vector<std::int64_t> dims;                               // permute
+  std::int64_t groups = 1;                                      // conv2d
+  std::int64_t dim = -1;                                        // softmax, concat
+  std::int64_t start_dim = 1, end_dim = -1;                     // flatten
+  std::int64_t heads = 0;                                       // scaled_dot_product_attention
+  std::int64_t padding_idx = -1;                                // embedding (-1: none)
+  double eps = 1e-5;                                            // batch_norm, layer_norm
+  double momentum = 0.1;                                        // batch_norm
+  double p = 0.0;                                               // dropout probability
+  bool bias = false;                                            // linear, conv2d
+  bool causal = false;                                          // attention
+  bool ceil_mode = false, count_include_pad = true;             // pools
+  std::string approximate = "none";                             // gelu: "none" | "tanh"
+};
+
+struct TensorSpec {
+  std::string name;
+  Shape shape;
+  DType dtype = DType::Float32;
+  bool requires_grad = true;
+};
+
+// Where a layer input comes from: another layer's output or one of the trace's inputs.
+struct InputRef {
+  enum class Source { Layer, ModelInput };
+  Source source = Source::Layer;
+  int index = 0;  // position in Trace::layers (after loading) or in Trace::inputs
+};
+
+struct Layer {
+  int id = 0;  // as written in the file; unique
+  std::string name;
+  OpKind op = OpKind::Relu;
+  LayerAttrs attrs;
+  std::vector<InputRef> inputs;
+  Shape output;
+  DType output_dtype = DType::Float32;
+  std::vector<TensorSpec> params;   // trained by the optimizer
+  std::vector<TensorSpec> buffers;  // state that is not trained (batch-norm running stats)
+};
+
+struct Trace {
+  std::string model;
+  std::int64_t batch = 0;
+  DType dtype = DType::Float32;
+  std::string source;  // how it was made (the command line)
+  std::string file;    // path it was read from ("" when built in memory)
+  std::vector<TensorSpec> inputs;  // model inputs: data and targets
+  std::vector<Layer> layers;       // topological order
+
+  std::int64_t param_count() const;  // elements of all params
+};
+
+}  // namespace fusim::workload

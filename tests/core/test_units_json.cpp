@@ -1,0 +1,65 @@
+#include <catch2/catch.hpp>
+
+#include "core/error.h"
+#include "core/json_view.h"
+#include "core/table.h"
+#include "core/time.h"
+#include "core/units.h"
+
+using namespace fusim;
+
+TEST_CASE("byte sizes parse with binary units and reject junk") {
+  CHECK(parse_bytes("48KiB") == 48 * 1024);
+  CHECK(parse_bytes("2MiB") == 2 * 1024 * 1024);
+  CHECK(parse_bytes("1.5MiB") == 1536 * 1024);
+  CHECK(parse_bytes("64") == 64);
+  CHECK(parse_bytes("64B") == 64);
+  CHECK(parse_bytes("1GiB") == 1073741824);
+  CHECK_FALSE(parse_bytes("-4KiB"));
+  CHECK_FALSE(parse_bytes("12parsecs"));
+  CHECK_FALSE(parse_bytes(""));
+  CHECK_FALSE(parse_bytes("0.3B"));  // fractional bytes
+  CHECK_FALSE(parse_bytes("99999999999TiB"));
+  CHECK(format_bytes(49152) == "48KiB");
+  CHECK(format_bytes(1000) == "1000B");
+}
+
+TEST_CASE("a clock converts cycles to picoseconds exactly") {
+  auto clock = Clock::from_mhz(1600);  // 625 ps
+  CHECK(clock.period() == 625);
+  CHECK(clock.cycles(8) == 5000);
+  CHECK(clock.next_edge(626) == 1250);
+  CHECK(clock.next_edge(1250) == 1250);
+  CHECK(ns(1.5) == 1500);
+}
+
+TEST_CASE("json errors name the file, the path and the expectation") {
+  auto doc = parse_json_text(R"({"layers":[{"attrs":{"stride":0}}], "size":"12parsecs"})", "t.json");
+  JsonView root(doc, "t.json");
+  auto stride = root.at("layers")[0].at("attrs").at("stride");
+  CHECK(stride.path() == "layers[0].attrs.stride");
+  CHECK_THROWS_WITH(stride.as_positive_int(),
+                    "t.json: layers[0].attrs.stride: expected a positive integer, got 0");
+  CHECK_THROWS_WITH(root.at("size").as_bytes(),
+                    Catch::Contains("size: expected a size such as 4096"));
+  CHECK_THROWS_WITH(root.at("model"), "t.json: model: expected a member \"model\" (missing)");
+  CHECK_THROWS_WITH(root.at("layers")[3], Catch::Contains("layers[3]"));
+  CHECK_THROWS_WITH(parse_json_text("{\"a\":\n [1,}", "bad.json"),
+                    Catch::StartsWith("bad.json: line 2 column"));
+  CHECK_THROWS_WITH(parse_json_text("  \n", "empty.json"), Catch::Contains("empty file"));
+  CHECK_THROWS_WITH(load_json_file("/nonexistent/x.json"), Catch::Contains("a readable file"));
+}
+
+TEST_CASE("tables align numeric columns to the right and quote CSV") {
+  Table t({"name", "ms"});
+  t.add_row({"eager", "12.5"});
+  t.add_row({"backward-fused", "9"});
+  CHECK(t.to_text() ==
+        "name              ms\n"
+        "--------------------\n"
+        "eager           12.5\n"
+        "backward-fused     9\n");
+  Table c({"a", "b"});
+  c.add_row({"x,y", "say \"hi\""});
+  CHECK(c.to_csv() == "a,b\n\"x,y\",\"say \"\"hi\"\"\"\n");
+}
