@@ -1,0 +1,36 @@
+#include "exec/run_result_json.h"
+
+namespace fusim::exec {
+
+nlohmann::json to_json(const RunResult& r, bool with_per_op) {
+  nlohmann::json j;
+  j["executor"] = r.executor;
+  j["ordering"] = r.ordering;
+  j["optimizer"] = r.optimizer;
+  j["impl"] = r.impl;
+  j["steps_measured"] = r.steps_measured;
+  j["step_time_ms"] = to_ms(r.step_time);
+  j["step_time_p25_ms"] = to_ms(r.step_time_p25);
+  j["step_time_p75_ms"] = to_ms(r.step_time_p75);
+  auto& steps = j["step_times_ms"] = nlohmann::json::array();
+  for (Tick t : r.step_times) steps.push_back(to_ms(t));
+  j["dram_bytes"] = r.dram_bytes;
+  j["llc_hit_rate"] = r.llc_hit_rate;
+  j["peak_memory_bytes"] = r.peak_memory_bytes;
+  if (with_per_op) {
+    auto& ops = j["per_op"] = nlohmann::json::array();
+    for (const auto& op : r.per_op) {
+      ops.push_back({{"id", op.id},
+                     {"kind", op.kind},
+                     {"layer", op.layer},
+                     {"step", op.step},
+                     {"stream", op.stream},
+                     {"start_us", to_us(op.start)},
+                     {"end_us", to_us(op.end)},
+                     {"dram_bytes", op.dram_bytes}});
+    }
+  }
+  return j;
+}
+
+}  // namespace fusim::exec
