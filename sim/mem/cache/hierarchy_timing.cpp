@@ -1,0 +1,257 @@
+// The timed half of the hierarchy (see the contract in hierarchy.h): units of a range issue
+// through the first level's port, queue at the ports of the levels they reach, hold MSHRs at
+// every level while a memory miss is outstanding, and the range completes with its last unit.
+// Hits never create events; an event is scheduled per memory request and once per
+// kLookaheadCycles of issue (so concurrent ranges interleave in time order).
+#include <fmt/format.h>
+#include <algorithm>
+
+#include "core/error.h"
+#include "mem/cache/hierarchy_timing.h"
+
+namespace fusim::cache {
+namespace {
+constexpr std::uint64_t kPostedBit = std::uint64_t{1} << 63;  // ids of requests nobody waits for
+constexpr Tick kLookaheadCycles = 64;
+}  // namespace
+
+Hierarchy::Timing::Timing(Hierarchy& h) : h_(h) {
+  for (const Level& level : h.levels_) {
+    mshrs_used_.emplace_back(level.instances.size(), 0);
+    port_free_.emplace_back(level.instances.size(), 0);
+  }
+}
+
+void Hierarchy::Timing::attach(EventQueue& queue, mem::MemoryPort& port) {
+  queue_ = &queue;
+  port_ = &port;
+  port.set_completion([this](const mem::MemRequest& r, Tick done) { on_memory_done(r, done); });
+}
+
+void Hierarchy::Timing::post(const mem::MemRequest& request) {
+  if (!attached()) return;  // counted in the hierarchy's MemoryTraffic only
+  mem::MemRequest r = request;
+  r.id = kPostedBit | next_id_++;
+  outgoing_.push_back(r);
+  pump();
+}
+
+void Hierarchy::Timing::pump() {
+  while (!outgoing_.empty() && port_->will_accept(outgoing_.front())) {
+    mem::MemRequest r = outgoing_.front();
+    outgoing_.pop_front();
+    if (r.id & kPostedBit) ++posted_in_flight_;
+    port_->send(r);
+  }
+  if (!outgoing_.empty() && !retry_scheduled_) {
+    // Retry on the next cycle of the memory-facing level.
+    retry_scheduled_ = true;
+    queue_->schedule_in(h_.levels_.back().config.clock_period, Priority::Memory, [this] {
+      retry_scheduled_ = false;
+      pump();
+    });
+  }
+}
+
+std::uint32_t& Hierarchy::Timing::mshrs_used(int level, int core) {
+  const Level& l = h_.levels_[static_cast<std::size_t>(level)];
+  return mshrs_used_[static_cast<std::size_t>(level)]
+                    [l.config.shared ? 0 : static_cast<std::size_t>(core)];
+}
+
+bool Hierarchy::Timing::mshrs_free(int core) const {
+  for (std::size_t k = 0; k < h_.levels_.size(); ++k) {
+    const Level& l = h_.levels_[k];
+    std::size_t i = l.config.shared ? 0 : static_cast<std::size_t>(core);
+    if (mshrs_used_[k][i] >= static_cast<std::uint32_t>(l.config.mshrs)) return false;
+  }
+  return true;
+}
+
+void Hierarchy::Timing::take_mshrs(int core, int delta) {
+  for (int k = 0; k < h_.levels(); ++k) mshrs_used(k, core) += static_cast<std::uint32_t>(delta);
+}
+
+Tick Hierarchy::Timing::through_port(int level, int core, Tick arrival) {
+  const Level& l = h_.levels_[static_cast<std::size_t>(level)];
+  Tick& free = port_free_[static_cast<std::size_t>(level)]
+                         [l.config.shared ? 0 : static_cast<std::size_t>(core)];
+  Tick start = std::max(arrival, free);
+  free = start + l.port_occupancy;
+  return start;
+}
+
+void Hierarchy::Timing::start(int core, std::uint64_t first, std::uint64_t end, AccessKind kind,
+                              Done done) {
+  FUSIM_ASSERT(attached(), "Hierarchy::start_range needs attach_memory() first");
+  FUSIM_ASSERT(core >= 0 && core < h_.cores_, fmt::format("core {} out of range", core));
+  std::uint32_t slot;
+  if (!free_slots_.empty()) {
+    slot = free_slots_.back();
+    free_slots_.pop_back();
+  } else {
+    slot = static_cast<std::uint32_t>(transfers_.size());
+    transfers_.emplace_back();
+  }
+  Transfer& x = transfers_[slot];
+  x = Transfer{};
+  x.core = core;
+  x.next = first;
+  x.end = end;
+  x.kind = kind;
+  x.cursor = x.finish = queue_->now();
+  x.active = true;
+  x.done = std::move(done);
+  advance(slot);
+}
+
+void Hierarchy::Timing::advance(std::uint32_t slot) {
+  const Tick now = queue_->now();
+  const Tick horizon = now + kLookaheadCycles * h_.levels_[0].config.clock_period;
+  const int n = h_.levels();
+  Transfer* x = &transfers_[slot];
+  x->parked = false;
+  while (x->next < x->end) {
+    const int core = x->core;
+    const std::uint64_t unit = x->next;
+    Tick t = std::max(x->cursor, now);
+    const Level& l0 = h_.levels_[0];
+    t = std::max(t, port_free_[0][l0.config.shared ? 0 : static_cast<std::size_t>(core)]);
+    if (t > horizon) {
+      x->cursor = t;
+      queue_->schedule(t, Priority::Memory, [this, slot] { advance(slot); });
+      return;
+    }
+    bool may_miss = x->kind != AccessKind::StreamingWrite && h_.misses_everywhere(core, unit);
+    if (may_miss && !mshrs_free(core)) {
+      x->cursor = t;
+      x->parked = true;
+      parked_.push_back(slot);
+      return;
+    }
+    t = through_port(0, core, t);
+    x->cursor = t;
+    Captured captured;
+    h_.capture_ = &captured;
+    int served = h_.access_unit(core, unit, x->kind);
+    h_.capture_ = nullptr;
+    ++x->next;
+    // Walk down the levels the unit reached, queueing at each port after the lookups above.
+    int deepest = std::min(served, n - 1);
+    Tick delay = 0;
+    for (int k = 1; k <= deepest; ++k) {
+      Tick arrival = t + h_.path_latency_[static_cast<std::size_t>(k - 1)] + delay;
+      delay += through_port(k, core, arrival) - arrival;
+    }
+    if (captured.count == 0) {
+      x->finish = std::max(x->finish, t + h_.hit_latency(deepest) + delay);
+      continue;
+    }
+    Tick send_at = t + h_.miss_issue_latency() + delay;
+    bool read_miss = false;
+    for (int i = 0; i < captured.count; ++i)
+      read_miss = read_miss || !captured.requests[static_cast<std::size_t>(i)].is_write;
+    if (read_miss) take_mshrs(core, +1);
+    for (int i = 0; i < captured.count; ++i) {
+      mem::MemRequest r = captured.requests[static_cast<std::size_t>(i)];
+      r.id = next_id_++;
+      // Only the read of a miss holds the MSHRs; a direct write (write-around, streaming)
+      // is waited for but holds none.
+      bool holds = !r.is_write && read_miss;
+      if (holds) read_miss = false;
+      waiting_.emplace(r.id, Miss{slot, core, holds});
+      ++x->outstanding;
+      queue_->schedule(send_at, Priority::Memory, [this, r] {
+        outgoing_.push_back(r);
+        pump();
+      });
+    }
+  }
+  maybe_complete(slot);
+}
+
+void Hierarchy::Timing::maybe_complete(std::uint32_t slot) {
+  Transfer& x = transfers_[slot];
+  if (!x.active || x.completing || x.next < x.end || x.outstanding != 0) return;
+  x.completing = true;
+  Tick when = std::max(x.finish, queue_->now());
+  queue_->schedule(when, Priority::Response, [this, slot] {
+    Transfer& t = transfers_[slot];
+    Done done = std::move(t.done);
+    Tick finish = std::max(t.finish, queue_->now());
+    t = Transfer{};
+    free_slots_.push_back(slot);
+    done(finish);
+  });
+}
+
+void Hierarchy::Timing::on_memory_done(const mem::MemRequest& request, Tick done) {
+  if (request.id & kPostedBit) {
+    FUSIM_ASSERT(posted_in_flight_ > 0, "completion of a posted request never sent");
+    --posted_in_flight_;
+    return;
+  }
+  auto it = waiting_.find(request.id);
+  FUSIM_ASSERT(it != waiting_.end(),
+               fmt::format("memory completed unknown request id {}", request.id));
+  Miss miss = it->second;
+  waiting_.erase(it);
+  if (miss.holds_mshrs) take_mshrs(miss.core, -1);
+  Transfer& x = transfers_[miss.slot];
+  --x.outstanding;
+  x.finish = std::max(x.finish, done);
+  maybe_complete(miss.slot);
+  if (miss.holds_mshrs && !parked_.empty()) {
+    std::vector<std::uint32_t> resume;
+    resume.swap(parked_);
+    for (std::uint32_t slot : resume) advance(slot);
+  }
+}
+
+bool Hierarchy::Timing::busy() const {
+  if (!outgoing_.empty() || !waiting_.empty() || posted_in_flight_ != 0) return true;
+  for (const Transfer& x : transfers_)
+    if (x.active) return true;
+  return false;
+}
+
+std::string Hierarchy::Timing::describe() const {
+  std::string s;
+  for (std::size_t k = 0; k < h_.levels_.size(); ++k) {
+    const Level& l = h_.levels_[k];
+    for (std::size_t i = 0; i < l.instances.size(); ++i)
+      s +=
+          fmt::format("{}{}: {} lines valid, {}/{} MSHRs busy, port free at {} ps\n", l.config.name,
+                      l.config.shared ? "" : fmt::format("[core{}]", i), l.instances[i].occupancy(),
+                      mshrs_used_[k][i], l.config.mshrs, port_free_[k][i]);
+  }
+  s += fmt::format(
+      "memory: {} requests waiting for the port, {} misses and {} posted writes in flight\n",
+      outgoing_.size(), waiting_.size(), posted_in_flight_);
+  for (std::size_t i = 0; i < transfers_.size(); ++i) {
+    const Transfer& x = transfers_[i];
+    if (!x.active) continue;
+    s += fmt::format("range {}: core {}, {} units left, {} outstanding{}\n", i, x.core,
+                     x.end - x.next, x.outstanding, x.parked ? ", stalled on MSHRs" : "");
+  }
+  return s;
+}
+
+void Hierarchy::attach_memory(EventQueue& queue, mem::MemoryPort& port) {
+  timing_->attach(queue, port);
+}
+
+void Hierarchy::start_range(int core, Addr addr, std::uint64_t bytes, AccessKind kind, Done done) {
+  std::uint64_t first = addr >> shift_;
+  std::uint64_t end = bytes == 0 ? first : ((addr + bytes - 1) >> shift_) + 1;
+  timing_->start(core, first, end, kind, std::move(done));
+}
+
+bool Hierarchy::busy() const {
+  return timing_->busy();
+}
+std::string Hierarchy::describe_state() const {
+  return timing_->describe();
+}
+
+}  // namespace fusim::cache
