@@ -1,0 +1,210 @@
+#include "backend/layer_ops.h"
+
+#include <fmt/format.h>
+#include <cmath>
+
+#include "core/error.h"
+#include "workload/cost.h"
+
+namespace fusim::backend {
+namespace {
+using workload::Layer;
+using workload::OpKind;
+
+std::vector<std::int64_t> or_default(const std::vector<std::int64_t>& v,
+                                     std::vector<std::int64_t> fallback) {
+  return v.empty() ? fallback : v;
+}
+
+at::Tensor uniform(const workload::TensorSpec& spec, double bound, at::Generator& gen) {
+  return at::empty(spec.shape, at::kFloat).uniform_(-bound, bound, gen);
+}
+
+// fan_in of a linear/conv weight: every dim but the first
+// (torch.nn.init._calculate_fan_in_and_fan_out).
+double fan_in(const workload::Shape& weight) {
+  double f = 1;
+  for (std::size_t d = 1; d < weight.size(); ++d) f *= static_cast<double>(weight[d]);
+  return f;
+}
+
+// softmax(q k^T / sqrt(d)) v per head, as torch.nn.functional.scaled_dot_product_attention
+// computes it without a fused kernel: [N,S,E] -> [N,h,S,d], scores [N,h,S,S].
+at::Tensor attention(const Layer& layer, const at::Tensor& q, const at::Tensor& k,
+                     const at::Tensor& v, at::Generator& gen) {
+  const auto n = q.size(0), s = q.size(1), e = q.size(2), h = layer.attrs.heads;
+  const auto d = e / h;
+  auto split = [&](const at::Tensor& x) { return x.reshape({n, s, h, d}).transpose(1, 2); };
+  auto scores = at::matmul(split(q), split(k).transpose(-2, -1)) / std::sqrt(double(d));
+  if (layer.attrs.causal) {
+    auto mask = at::ones({s, s}, q.options().dtype(at::kBool)).triu(1);
+    scores = scores.masked_fill(mask, -std::numeric_limits<double>::infinity());
+  }
+  auto probs = at::softmax(scores, -1);
+  if (layer.attrs.p > 0 && !q.is_cpu()) {
+    probs = at::dropout(probs, layer.attrs.p, true);
+  } else if (layer.attrs.p > 0) {
+    auto keep = at::empty(probs.sizes(), at::kFloat).bernoulli_(1 - layer.attrs.p, gen);
+    probs = probs * keep.to(probs.options()) / (1 - layer.attrs.p);
+  }
+  return at::matmul(probs, split(v)).transpose(1, 2).reshape({n, s, e});
+}
+}  // namespace
+
+at::ScalarType to_scalar_type(workload::DType dtype) {
+  switch (dtype) {
+    case workload::DType::Float32:
+      return at::kFloat;
+    case workload::DType::Float16:
+      return at::kHalf;
+    case workload::DType::BFloat16:
+      return at::kBFloat16;
+    case workload::DType::Int64:
+      return at::kLong;
+    case workload::DType::Int32:
+      return at::kInt;
+    case workload::DType::Bool:
+      return at::kBool;
+  }
+  return at::kFloat;
+}
+
+LayerTensors make_layer_tensors(const Layer& layer, at::Generator& gen,
+                                const at::TensorOptions& device) {
+  LayerTensors t;
+  // Weight bound 1/sqrt(fan_in) is kaiming_uniform_(a=sqrt(5)) as in nn.Linear/nn.Conv2d;
+  // the bias uses the weight's fan_in.
+  const double bound =
+      layer.params.empty() ? 1.0 : 1.0 / std::sqrt(std::max(1.0, fan_in(layer.params[0].shape)));
+  for (const auto& spec : layer.params) {
+    at::Tensor p;
+    switch (layer.op) {
+      case OpKind::BatchNorm:
+      case OpKind::LayerNorm:
+        p = spec.name.size() >= 4 && spec.name.substr(spec.name.size() - 4) == "bias"
+                ? at::zeros(spec.shape, at::kFloat)
+                : at::ones(spec.shape, at::kFloat);
+        break;
+      case OpKind::Embedding:
+        p = at::empty(spec.shape, at::kFloat).normal_(0, 1, gen);
+        break;
+      default:
+        p = uniform(spec, bound, gen);
+    }
+    p = p.to(device.dtype(to_scalar_type(spec.dtype))).detach().requires_grad_(true);
+    t.params.push_back(p);
+  }
+  for (const auto& spec : layer.buffers) {
+    bool var = spec.name.find("var") != std::string::npos;
+    auto b = var ? at::ones(spec.shape, at::kFloat) : at::zeros(spec.shape, at::kFloat);
+    t.buffers.push_back(b.to(device.dtype(to_scalar_type(spec.dtype))));
+  }
+  return t;
+}
+
+std::vector<at::Tensor> make_model_inputs(const workload::Trace& trace, at::Generator& gen,
+                                          const at::TensorOptions& device) {
+  // Index bounds: embedding rows, cross-entropy classes (the logits' last dim).
+  std::vector<std::int64_t> bound(trace.inputs.size(), std::numeric_limits<std::int64_t>::max());
+  for (const auto& layer : trace.layers) {
+    for (std::size_t k = 0; k < layer.inputs.size(); ++k) {
+      const auto& ref = layer.inputs[k];
+      if (ref.source != workload::InputRef::Source::ModelInput) continue;
+      std::int64_t b = bound[ref.index];
+      if (layer.op == OpKind::Embedding && k == 0) b = layer.params.at(0).shape.at(0);
+      if (layer.op == OpKind::CrossEntropy && k == 1)
+        b = workload::input_shape(trace, layer.inputs[0]).back();
+      bound[ref.index] = std::min(bound[ref.index], b);
+    }
+  }
+  std::vector<at::Tensor> inputs;
+  for (std::size_t i = 0; i < trace.inputs.size(); ++i) {
+    const auto& spec = trace.inputs[i];
+    at::Tensor x;
+    if (spec.dtype == workload::DType::Int64 || spec.dtype == workload::DType::Int32) {
+      if (bound[i] == std::numeric_limits<std::int64_t>::max())
+        throw InputError(trace.file, fmt::format("inputs[{}]", i),
+                         "an integer input consumed by an embedding or cross_entropy (its "
+                         "value range comes from the consumer), got one with no such consumer");
+      x = at::empty(spec.shape, at::kLong).random_(0, bound[i], gen);
+    } else {
+      x = at::empty(spec.shape, at::kFloat).normal_(0, 1, gen);
+    }
+    inputs.push_back(x.to(device.dtype(to_scalar_type(spec.dtype))));
+  }
+  return inputs;
+}
+
+at::Tensor layer_forward(const Layer& layer, const std::vector<at::Tensor>& in, LayerTensors& t,
+                         at::Generator& gen) {
+  const auto& a = layer.attrs;
+  auto param = [&](std::size_t i) { return i < t.params.size() ? t.params[i] : at::Tensor(); };
+  switch (layer.op) {
+    case OpKind::Linear:
+      return at::linear(in[0], param(0), param(1));
+    case OpKind::Conv2d:
+      return at::conv2d(in[0], param(0), param(1), or_default(a.stride, {1, 1}),
+                        or_default(a.padding, {0, 0}), or_default(a.dilation, {1, 1}), a.groups);
+    case OpKind::BatchNorm:
+      // Training mode: batch statistics, running stats updated (nn.BatchNorm2d.train()).
+      return at::batch_norm(in[0], param(0), param(1), t.buffers.at(0), t.buffers.at(1), true,
+                            a.momentum, a.eps, true);
+    case OpKind::LayerNorm:
+      return at::layer_norm(in[0], a.normalized_shape, param(0), param(1), a.eps, true);
+    case OpKind::Relu:
+      return at::relu(in[0]);
+    case OpKind::Relu6:
+      return at::hardtanh(in[0], 0.0, 6.0);  // F.relu6 is hardtanh(0, 6)
+    case OpKind::Gelu:
+      return at::gelu(in[0], a.approximate);
+    case OpKind::Silu:
+      return at::silu(in[0]);
+    case OpKind::Sigmoid:
+      return at::sigmoid(in[0]);
+    case OpKind::Tanh:
+      return at::tanh(in[0]);
+    case OpKind::MaxPool2d:
+      return at::max_pool2d(in[0], a.kernel, or_default(a.stride, a.kernel),
+                            or_default(a.padding, {0, 0}), or_default(a.dilation, {1, 1}),
+                            a.ceil_mode);
+    case OpKind::AvgPool2d:
+      return at::avg_pool2d(in[0], a.kernel, or_default(a.stride, a.kernel),
+                            or_default(a.padding, {0, 0}), a.ceil_mode, a.count_include_pad);
+    case OpKind::AdaptiveAvgPool2d:
+      return at::adaptive_avg_pool2d(in[0], a.output_size);
+    case OpKind::Add:
+      return at::add(in[0], in[1]);
+    case OpKind::Mul:
+      return at::mul(in[0], in[1]);
+    case OpKind::Concat:
+      return at::cat(in, a.dim);
+    case OpKind::Flatten:
+      return at::flatten(in[0], a.start_dim, a.end_dim);
+    case OpKind::Reshape:
+      return in[0].reshape(layer.output);
+    case OpKind::Permute:
+      return in[0].permute(a.dims);
+    case OpKind::Embedding:
+      return at::embedding(param(0), in[0], a.padding_idx);
+    case OpKind::Matmul:
+      return at::matmul(in[0], in[1]);
+    case OpKind::Bmm:
+      return at::bmm(in[0], in[1]);
+    case OpKind::Softmax:
+      return at::softmax(in[0], a.dim);
+    case OpKind::Dropout: {
+      // F.dropout in training: keep with probability 1-p, scale kept values by 1/(1-p).
+      if (a.p == 0) return in[0] * 1.0;
+      if (!in[0].is_cpu()) return at::dropout(in[0], a.p, true);  // device generator
+      auto keep = at::empty(in[0].sizes(), at::kFloat).bernoulli_(1 - a.p, gen);
+      return in[0] * keep.to(in[0].options()) / (1 - a.p);
+    }
+    case OpKind::ScaledDotProductAttention:
+      return attention(layer, in[0], in[1], in[2], gen);
+    case OpKind::CrossEntropy:
+      return at::cross_entropy_loss(in[0], in[1]);
+  }
+  FUSIM_ASSERT(false, fmt::format("layer '{}': op not handled", layer.name));
+}
+
+}  // namespace fusim::backend

@@ -1,0 +1,41 @@
+#pragma once
+// U_i: the optimizer update of one layer's parameters, in one of three implementations
+// with identical math (torch.optim, PyTorch 1.13):
+//   loop    - per tensor, one ATen op per elementwise step (torch.optim foreach=False);
+//   foreach - the same steps as at::_foreach_* ops over the layer's tensors (foreach=True);
+//   fused   - one pass per tensor: fused::* kernels on CPU, at::_fused_adam_ on CUDA.
+// State (momentum buffers, exp_avg, exp_avg_sq, sums) is allocated up front, as a tuned
+// trainer does, so that no step allocates it lazily.
+#include <ATen/ATen.h>
+#include <cstdint>
+#include <vector>
+
+#include "backend/optimizer_config.h"
+#include "schedule/schedule.h"
+
+namespace fusim::backend {
+
+class LayerOptimizer {
+ public:
+  LayerOptimizer(OptimizerConfig config, schedule::OptimizerImpl impl,
+                 std::vector<at::Tensor> params);
+
+  // One update with these gradients (same order as the params). Params change in place.
+  void step(const std::vector<at::Tensor>& grads);
+  std::int64_t steps_taken() const { return step_; }
+
+ private:
+  void step_loop(const std::vector<at::Tensor>& grads);
+  void step_foreach(const std::vector<at::Tensor>& grads);
+  void step_fused(const std::vector<at::Tensor>& grads);
+
+  OptimizerConfig config_;
+  schedule::OptimizerImpl impl_;
+  std::vector<at::Tensor> params_;        // detached views sharing storage with the model's
+  std::vector<at::Tensor> state1_;        // momentum_buffer | exp_avg | sum | square_avg
+  std::vector<at::Tensor> state2_;        // exp_avg_sq (adam, adamw)
+  std::vector<at::Tensor> step_tensors_;  // float step counts for at::_fused_adam_ (CUDA)
+  std::int64_t step_ = 0;
+};
+
+}  // namespace fusim::backend

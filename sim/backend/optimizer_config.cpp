@@ -1,0 +1,40 @@
+#include "backend/optimizer_config.h"
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+
+namespace fusim::backend {
+
+const std::vector<std::string>& optimizer_names() {
+  static const std::vector<std::string> names{"sgd",   "momentum", "nesterov", "adam",
+                                              "adamw", "adagrad",  "rmsprop"};
+  return names;
+}
+
+OptimizerConfig optimizer_config(std::string_view name) {
+  OptimizerConfig c;
+  c.name = std::string(name);
+  if (name == "sgd") {
+    c.kind = OptimizerKind::Sgd;
+  } else if (name == "momentum" || name == "nesterov") {
+    c.kind = OptimizerKind::Sgd;
+    c.momentum = 0.9;
+    c.nesterov = name == "nesterov";
+  } else if (name == "adam" || name == "adamw") {
+    c.kind = name == "adam" ? OptimizerKind::Adam : OptimizerKind::AdamW;
+    c.lr = 1e-3;
+    c.weight_decay = name == "adamw" ? 1e-2 : 0.0;
+  } else if (name == "adagrad") {
+    c.kind = OptimizerKind::Adagrad;
+    c.eps = 1e-10;
+  } else if (name == "rmsprop") {
+    c.kind = OptimizerKind::RmsProp;
+  } else {
+    throw InputError(fmt::format("unknown optimizer '{}': expected one of {}", name,
+                                 fmt::join(optimizer_names(), ", ")));
+  }
+  return c;
+}
+
+}  // namespace fusim::backend

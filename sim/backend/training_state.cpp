@@ -1,0 +1,162 @@
+#include "backend/training_state.h"
+
+#include <ATen/CPUGeneratorImpl.h>
+#include <fmt/format.h>
+#include <torch/csrc/autograd/autograd.h>
+
+#include "core/error.h"
+
+namespace fusim::backend {
+namespace {
+using schedule::OpKind;
+using workload::InputRef;
+
+bool is_floating(const at::Tensor& t) {
+  return at::isFloatingType(t.scalar_type());
+}
+}  // namespace
+
+TrainingState::TrainingState(const workload::Trace& trace, const schedule::Schedule& schedule,
+                             const OptimizerConfig& optimizer, at::Device device,
+                             std::uint64_t seed)
+    : trace_(trace), device_(device), gen_(at::make_generator<at::CPUGeneratorImpl>(seed)) {
+  const auto n = trace.layers.size();
+  const auto options = at::TensorOptions().device(device);
+  for (std::size_t i = 0; i < n; ++i) {
+    tensors_.push_back(make_layer_tensors(trace.layers[i], gen_, options));
+    if (trace.layers[i].op == workload::OpKind::CrossEntropy) sink_ = int(i);
+  }
+  FUSIM_ASSERT(sink_ >= 0, "a validated trace has one cross_entropy layer");
+  model_inputs_ = make_model_inputs(trace, gen_, options);
+  grads_.resize(n);
+  has_bw_op_.assign(n, false);
+  backward_parts_.assign(n, 0);
+  for (const auto& op : schedule.ops) {
+    if (op.layer < 0 || op.step != 0) continue;
+    if (op.kind == OpKind::BackwardWeight) has_bw_op_.at(op.layer) = true;
+    if (op.kind == OpKind::BackwardWeight || op.kind == OpKind::BackwardInput ||
+        op.kind == OpKind::Loss)
+      ++backward_parts_.at(op.layer);
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    optimizers_.emplace_back(
+        tensors_[i].params.empty()
+            ? nullptr
+            : std::make_unique<LayerOptimizer>(optimizer, schedule.impl, tensors_[i].params));
+  }
+  out_.resize(n);
+  leaves_.resize(n);
+  grad_out_.resize(n);
+  backward_parts_left_.assign(n, 0);
+}
+
+std::vector<at::Tensor> TrainingState::parameters() const {
+  std::vector<at::Tensor> all;
+  for (const auto& t : tensors_)
+    for (const auto& p : t.params) all.push_back(p.detach());
+  return all;
+}
+
+void TrainingState::execute(const schedule::Op& op) {
+  const int i = op.layer;
+  FUSIM_ASSERT(i >= 0 && i < int(trace_.layers.size()),
+               fmt::format("op {} names layer {}, outside the trace", op.id, i));
+  switch (op.kind) {
+    case OpKind::Forward:
+      forward(i);
+      break;
+    case OpKind::Loss:
+      // The loss forward and its backward seed: d loss / d logits into the producer.
+      forward(i);
+      backward(i, true, true);
+      break;
+    case OpKind::BackwardInput:
+      backward(i, true, !has_bw_op_[i]);
+      break;
+    case OpKind::BackwardWeight:
+      backward(i, false, true);
+      break;
+    case OpKind::Update:
+      if (optimizers_[i]) {
+        FUSIM_ASSERT(grads_[i].size() == tensors_[i].params.size(),
+                     fmt::format("U of layer {} before its weight gradients exist", i));
+        optimizers_[i]->step(grads_[i]);
+      }
+      break;
+  }
+}
+
+void TrainingState::forward(int i) {
+  const auto& layer = trace_.layers[i];
+  std::vector<at::Tensor> inputs;
+  leaves_[i].clear();
+  for (const auto& ref : layer.inputs) {
+    if (ref.source == InputRef::Source::ModelInput) {
+      inputs.push_back(model_inputs_.at(ref.index));
+      leaves_[i].push_back(at::Tensor());
+      continue;
+    }
+    const auto& produced = out_.at(ref.index);
+    FUSIM_ASSERT(produced.defined(), fmt::format("F of layer {} before its producer {} ran or "
+                                                 "after the producer's backward",
+                                                 i, ref.index));
+    // The boundary: a leaf, so B_i's graph ends here and B of the producer is a separate op.
+    auto leaf = produced.detach();
+    if (is_floating(leaf)) leaf.requires_grad_(true);
+    inputs.push_back(leaf);
+    leaves_[i].push_back(leaf);
+  }
+  out_[i] = layer_forward(layer, inputs, tensors_[i], gen_);
+  grad_out_[i] = at::Tensor();
+  backward_parts_left_[i] = backward_parts_[i];
+}
+
+void TrainingState::backward(int i, bool inputs, bool weights) {
+  FUSIM_ASSERT(out_[i].defined(), fmt::format("B of layer {} before its F", i));
+  at::Tensor seed = grad_out_[i];
+  if (!seed.defined()) {
+    // Only the loss has no consumer: backward starts from d loss / d loss = 1.
+    FUSIM_ASSERT(i == sink_, fmt::format("B of layer {} before all of its consumers' B", i));
+    seed = at::ones_like(out_[i]);
+  }
+  std::vector<at::Tensor> wrt;
+  std::vector<int> producers;
+  if (inputs) {
+    const auto& refs = trace_.layers[i].inputs;
+    for (std::size_t k = 0; k < refs.size(); ++k) {
+      const auto& leaf = leaves_[i][k];
+      if (!leaf.defined() || !leaf.requires_grad()) continue;
+      wrt.push_back(leaf);
+      producers.push_back(refs[k].index);
+    }
+  }
+  const std::size_t n_inputs = wrt.size();
+  if (weights)
+    for (const auto& p : tensors_[i].params) wrt.push_back(p);
+  if (!wrt.empty()) {
+    // retain_graph: the other half (Bx or Bw) may still need it; the graph is released
+    // when out_ and the leaves are dropped below.
+    auto grads = torch::autograd::grad({out_[i]}, wrt, {seed}, /*retain_graph=*/true,
+                                       /*create_graph=*/false, /*allow_unused=*/true);
+    for (std::size_t k = 0; k < n_inputs; ++k) {
+      if (!grads[k].defined()) continue;
+      auto& acc = grad_out_[producers[k]];
+      acc = acc.defined() ? acc + grads[k] : grads[k];
+    }
+    if (weights) {
+      grads_[i].assign(grads.begin() + std::ptrdiff_t(n_inputs), grads.end());
+      for (std::size_t k = 0; k < grads_[i].size(); ++k)
+        if (!grads_[i][k].defined()) grads_[i][k] = at::zeros_like(tensors_[i].params[k]);
+    }
+  }
+  finish_backward_part(i);
+}
+
+void TrainingState::finish_backward_part(int i) {
+  if (--backward_parts_left_[i] > 0) return;
+  out_[i] = at::Tensor();
+  leaves_[i].clear();
+  grad_out_[i] = at::Tensor();
+}
+
+}  // namespace fusim::backend

@@ -1,0 +1,61 @@
+#pragma once
+// One model in training, executed op by op in a schedule's order: the layer-by-layer
+// autograd with detached boundaries that lets U_i run right after B_i (backward-fused) or
+// right before F_i of the next step (forward-fused).
+//
+//   F_i  inputs of layer i are detached copies of its producers' outputs (leaves that
+//        require grad), so the autograd graph of a step is cut into one graph per layer;
+//   L    the loss layer's forward and the seed of backward (d loss / d logits);
+//   Bx   torch::autograd::grad(out_i, input leaves, grad_out_i): gradients of the inputs,
+//        summed into the producers' grad_out (a fan-out adds up, as autograd does);
+//   Bw   torch::autograd::grad(out_i, params_i, grad_out_i): the weight gradients;
+//   U_i  the optimizer update of layer i with the latest grads (LayerOptimizer).
+// A layer whose schedule has no separate Bw op computes its weight gradients in Bx.
+#include <ATen/ATen.h>
+#include <memory>
+#include <vector>
+
+#include "backend/layer_ops.h"
+#include "backend/layer_optimizer.h"
+#include "schedule/schedule.h"
+#include "workload/trace.h"
+
+namespace fusim::backend {
+
+class TrainingState {
+ public:
+  // Weights, inputs and dropout masks come from generators seeded with `seed`, so two
+  // states with the same seed start and stay identical whatever the ordering.
+  TrainingState(const workload::Trace& trace, const schedule::Schedule& schedule,
+                const OptimizerConfig& optimizer, at::Device device, std::uint64_t seed);
+
+  void execute(const schedule::Op& op);
+
+  // The trained parameters of every layer (flattened, in trace order), for tests.
+  std::vector<at::Tensor> parameters() const;
+  at::Device device() const { return device_; }
+
+ private:
+  void forward(int layer);
+  void backward(int layer, bool inputs, bool weights);
+  void finish_backward_part(int layer);
+
+  const workload::Trace& trace_;
+  at::Device device_;
+  at::Generator gen_;
+  std::vector<at::Tensor> model_inputs_;
+  std::vector<LayerTensors> tensors_;                        // params and buffers per layer
+  std::vector<std::vector<at::Tensor>> grads_;               // latest weight gradients per layer
+  std::vector<std::unique_ptr<LayerOptimizer>> optimizers_;  // null for layers without params
+  std::vector<bool> has_bw_op_;      // the schedule splits B_i into Bx and Bw
+  std::vector<int> backward_parts_;  // B ops (Bx, Bw, L) per layer and step
+  int sink_ = -1;                    // the loss layer
+
+  // Per-step activations: the graph of layer i lives from F_i until its backward is done.
+  std::vector<at::Tensor> out_;                  // output of F_i (with its graph)
+  std::vector<std::vector<at::Tensor>> leaves_;  // detached inputs of F_i
+  std::vector<at::Tensor> grad_out_;             // d loss / d out_i, summed over consumers
+  std::vector<int> backward_parts_left_;
+};
+
+}  // namespace fusim::backend
