@@ -1,0 +1,55 @@
+#pragma once
+// The compute side of a machine model: CPU cores or GPU SMs, their peak FLOP rates per
+// dtype, per-op-class efficiency and dispatch/launch costs. Misses in flight (MSHRs) belong
+// to the cache levels ("caches" section), not here.
+// Read strictly from the machine JSON's "compute" section (models/machines/SCHEMA.md).
+#include <array>
+#include <cstdint>
+
+#include "core/json_view.h"
+#include "core/time.h"
+#include "workload/trace.h"
+
+namespace fusim::compute {
+
+enum class UnitKind { Cpu, Gpu };
+
+// Classes of work that reach different fractions of peak (cuDNN/oneDNN GEMM vs a
+// bandwidth-bound elementwise kernel); each gets its own efficiency in the machine file.
+enum class OpClass { Gemm, Conv, Elementwise, Norm, Reduction, Pool, Attention, Count };
+constexpr std::size_t kOpClasses = static_cast<std::size_t>(OpClass::Count);
+std::string_view to_string(OpClass op_class);
+OpClass classify(workload::OpKind layer_op);
+
+// Peak FLOP per cycle per unit (core or SM) for the floating dtypes the traces use.
+struct FlopRates {
+  double float32 = 0, float16 = 0, bfloat16 = 0;
+  double of(workload::DType dtype) const;
+};
+
+struct ComputeConfig {
+  UnitKind kind = UnitKind::Cpu;
+  int units = 1;                    // cores (CPU) or SMs (GPU)
+  double clock_mhz = 1000;          // sustained clock under load
+  FlopRates vector;                 // SIMD / CUDA-core FLOP per cycle per unit
+  FlopRates matrix;                 // tensor cores / AMX per unit; 0 where the unit has none
+  bool matrix_for_float32 = false;  // fp32 GEMM/conv on TF32 tensor cores (cuDNN default)
+  std::array<double, kOpClasses> efficiency{};  // achieved fraction of peak, in (0, 1]
+  Tick dispatch_overhead = 0;                   // host time per kernel launch / per op dispatch
+  Tick launch_latency = 0;                      // GPU: dispatch to first instruction; CPU: 0
+  int threads_per_op = 1;                       // CPU: cores one op runs on (intra-op threads)
+  int max_concurrent_kernels = 1;   // GPU: kernels resident at once (streams that overlap)
+  int threads_per_block = 256;      // GPU: CUDA block size of streaming kernels
+  int elements_per_thread = 4;      // GPU: elements one thread handles (vectorised loads)
+  int gemm_tile = 128;              // GPU: threadblock output tile edge (CUTLASS 128x128)
+  std::int64_t blocking_bytes = 0;  // cache bytes one unit's GEMM tiles are sized for
+
+  Clock clock() const { return Clock::from_mhz(clock_mhz); }
+  // Peak FLOP/s of `units` units for an op class and dtype (efficiency applied).
+  double flops_per_second(OpClass op_class, workload::DType dtype, int units) const;
+};
+
+// Strict reading of the "compute" section; `kind` comes from the machine's top level.
+ComputeConfig parse_compute_config(const JsonView& section, UnitKind kind);
+
+}  // namespace fusim::compute

@@ -1,0 +1,105 @@
+// Machine models: every bundled preset loads, overrides reach one field, bad input names
+// the file, the JSON path and the expectation.
+#include <catch2/catch.hpp>
+
+#include "core/error.h"
+#include "exec/machine.h"
+
+using namespace fusim;
+using exec::load_machine;
+using exec::parse_machine;
+
+namespace {
+nlohmann::json tiny_cpu() {
+  return nlohmann::json::parse(R"({"name": "tiny", "kind": "cpu",
+   "compute": {"cores": 2, "clock_mhz": 1000, "vector_flops_per_cycle": {"float32": 2},
+               "efficiency": {"gemm": 1, "conv": 1, "elementwise": 1, "norm": 1,
+                              "reduction": 1, "pool": 1, "attention": 1},
+               "dispatch_overhead_ns": 0, "threads_per_op": 1},
+   "caches": {"clock": "1GHz",
+              "levels": [{"name": "L1", "size": "1KiB", "assoc": 2, "line": 64,
+                          "latency_cycles": 1, "shared": false},
+                         {"name": "LLC", "size": "4KiB", "assoc": 4, "line": 64,
+                          "latency_cycles": 1, "shared": true}]},
+   "dram": {"preset": "ddr4-3200", "channels": 1}})");
+}
+
+std::string error_of(const nlohmann::json& doc, std::vector<exec::Override> o = {}) {
+  try {
+    parse_machine(doc, "m.json", o);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+}  // namespace
+
+TEST_CASE("every bundled machine preset loads") {
+  auto names = exec::machine_presets();
+  REQUIRE(names.size() >= 7);
+  for (const auto& name : names) {
+    INFO(name);
+    auto m = load_machine(name);
+    CHECK(m.name == name);
+    CHECK(m.compute.units > 0);
+    CHECK(m.last_level_bytes() > 0);
+  }
+}
+
+TEST_CASE("GPU preset numbers reproduce the datasheet peaks") {
+  auto h100 = load_machine("h100-sxm5");
+  CHECK(h100.kind == compute::UnitKind::Gpu);
+  CHECK(h100.compute.units == 132);
+  // 132 SMs x 4096 FLOP/clk x 1.83 GHz = 989.4 dense BF16 TFLOPS (whitepaper).
+  double bf16 = h100.compute.matrix.bfloat16 * h100.compute.units * h100.compute.clock_mhz * 1e6;
+  CHECK(bf16 == Approx(989.4e12).epsilon(0.001));
+  CHECK(h100.last_level_bytes() == 50 * 1024 * 1024);
+  CHECK(h100.compute.blocking_bytes == 256 * 1024);  // the private L1/shared memory
+  auto a100 = load_machine("a100-sxm4-80gb");
+  double tf32 = a100.compute.matrix.float32 * 108 * 1410e6;
+  CHECK(tf32 == Approx(156e12).epsilon(0.01));
+  auto cpu = load_machine("xeon-8380-ddr4");
+  CHECK(cpu.last_level_bytes() == 60 * 1024 * 1024);
+  CHECK(cpu.compute.blocking_bytes == 1280 * 1024);  // private L2
+}
+
+TEST_CASE("overrides set one field by dotted path, cache levels by name") {
+  auto m = parse_machine(tiny_cpu(), "m.json",
+                         {{"caches.LLC.size", "32MiB"},
+                          {"dram.channels", "4"},
+                          {"dram.scheduler", "fcfs"},
+                          {"compute.threads_per_op", "2"}});
+  CHECK(m.last_level_bytes() == 32 * 1024 * 1024);
+  CHECK(m.document["dram"]["channels"] == 4);
+  CHECK(m.document["dram"]["scheduler"] == "fcfs");
+  CHECK(m.compute.threads_per_op == 2);
+  CHECK(m.compute.max_concurrent_kernels == 1);
+  auto z = parse_machine(tiny_cpu(), "m.json", {{"caches.LLC.size", "0"}});
+  CHECK(z.last_level_bytes() == 0);
+}
+
+TEST_CASE("bad machines and overrides are InputErrors naming file and path") {
+  CHECK_THAT(error_of(tiny_cpu(), {{"caches.L3.size", "1MiB"}}),
+             Catch::Contains("m.json: caches.L3.size") && Catch::Contains("\"L3\""));
+  CHECK_THAT(error_of(tiny_cpu(), {{"compute.efficiency.gemm", "1.5"}}),
+             Catch::Contains("compute.efficiency.gemm: expected a fraction of peak in (0, 1]"));
+  CHECK_THAT(error_of(tiny_cpu(), {{"compute.threads_per_op", "3"}}),
+             Catch::Contains("compute.threads_per_op: expected at most the 2 cores"));
+  CHECK_THAT(error_of(tiny_cpu(), {{"compute.smz", "3"}}), Catch::Contains("smz"));
+  CHECK_THAT(error_of(tiny_cpu(), {{"kind", "tpu"}}),
+             Catch::Contains("kind: expected \"cpu\" or \"gpu\", got \"tpu\""));
+  CHECK_THAT(error_of(tiny_cpu(), {{"caches.levels", "[]"}, {"dram.preset", "\"\""}}),
+             Catch::Contains("dram.preset"));
+  auto gpu_named_llc = tiny_cpu();
+  gpu_named_llc["kind"] = "gpu";
+  CHECK_THAT(error_of(gpu_named_llc), Catch::Contains("compute"));
+  auto private_last = tiny_cpu();
+  private_last["caches"]["levels"][1]["shared"] = false;
+  CHECK_THAT(error_of(private_last),
+             Catch::Contains("caches.levels[1].name: expected the last level to be the shared "
+                             "\"LLC\" on a cpu machine"));
+  CHECK_THROWS_WITH(
+      load_machine("no-such-machine"),
+      Catch::Contains("unknown machine \"no-such-machine\"") && Catch::Contains("h100-sxm5"));
+  CHECK_THROWS_WITH(load_machine("/nonexistent/m.json"), Catch::Contains("/nonexistent/m.json"));
+}
