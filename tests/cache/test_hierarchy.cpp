@@ -1,0 +1,198 @@
+// Functional behaviour of the hierarchy: inclusion, exclusion, writebacks, write policies,
+// streaming stores and the two fidelities. Counts worked out by hand in the comments.
+#include <catch2/catch.hpp>
+
+#include "hierarchy_helpers.h"
+
+using namespace fusim;
+using namespace fusim::cache;
+using fusim::cache::testing::config_from;
+
+namespace {
+constexpr Addr A = 0x000, B = 0x040, C = 0x080, D = 0x0c0, E = 0x100;
+
+// L1: one set of 4 ways; L2: one set of 4 ways with the given inclusion.
+std::string two_levels(const char* inclusion) {
+  return std::string(R"({"levels":[
+    {"name":"L1","size":256,"assoc":4,"line":64,"latency_cycles":4},
+    {"name":"L2","size":256,"assoc":4,"line":64,"latency_cycles":12,"inclusion":")") +
+         inclusion + R"("}]})";
+}
+}  // namespace
+
+TEST_CASE("an inclusive L2 back-invalidates the L1 copy of the line it evicts") {
+  Hierarchy h(config_from(two_levels("inclusive")), Fidelity::Line, 1);
+  for (Addr a : {A, B, C, D}) CHECK(h.access(0, a, AccessKind::Read) == 2);  // from memory
+  CHECK(h.access(0, A, AccessKind::Write) == 0);  // L1 hit: A is now L1's MRU and dirty;
+                                                  // L2 never saw it, so A is L2's LRU
+  // E: L2 fills first and evicts A (its LRU), taking A out of L1 too; A was dirty in L1, so
+  // it is written back to memory. L1 then fills E into A's freed way and keeps B.
+  CHECK(h.access(0, E, AccessKind::Read) == 2);
+  CHECK_FALSE(h.cache(0, 0).contains(A));
+  CHECK(h.cache(0, 0).contains(B));
+  // The line that was L1's MRU now misses everywhere; refilling it makes L2 evict B, which
+  // is back-invalidated from L1 as well.
+  CHECK(h.access(0, A, AccessKind::Read) == 2);
+  CHECK_FALSE(h.cache(0, 0).contains(B));
+  HierarchyStats s = h.stats();
+  CHECK(s.levels[0].total.back_invalidations == 2);
+  CHECK(s.levels[0].total.writebacks == 1);  // only A was dirty
+  CHECK(s.levels[0].total.misses == 6);
+  CHECK(s.levels[1].total.misses == 6);
+  CHECK(s.memory.reads == 6);
+  CHECK(s.memory.writes == 1);
+}
+
+TEST_CASE("a non-inclusive L2 leaves the L1 copy alone") {
+  Hierarchy h(config_from(two_levels("non-inclusive")), Fidelity::Line, 1);
+  for (Addr a : {A, B, C, D}) h.access(0, a, AccessKind::Read);
+  h.access(0, A, AccessKind::Write);
+  h.access(0, E, AccessKind::Read);  // L2 evicts A, L1 keeps it
+  CHECK(h.access(0, A, AccessKind::Read) == 0);
+  HierarchyStats s = h.stats();
+  CHECK(s.levels[0].total.back_invalidations == 0);
+  CHECK(s.memory.reads == 5);
+  CHECK(s.memory.writes == 0);  // A is still dirty in L1
+}
+
+TEST_CASE("an exclusive L2 is a victim cache: L1 + L2 hold twice the lines") {
+  // L1 and L2 are one set of 2 ways each.
+  const char* l1 = R"({"name":"L1","size":128,"assoc":2,"line":64,"latency_cycles":4})";
+  auto make = [&](const char* inclusion) {
+    return config_from(
+        std::string(R"({"levels":[)") + l1 +
+        R"(,{"name":"L2","size":128,"assoc":2,"line":64,"latency_cycles":12,"inclusion":")" +
+        inclusion + R"("}]})");
+  };
+  // Exclusive: round 1 misses 4 times; L1 ends with C D, L2 with the victims A B. Round 2:
+  // A hits L2 and moves up (C drops into L2), B likewise (D drops), then C and D hit L2.
+  Hierarchy ex(make("exclusive"), Fidelity::Line, 1);
+  for (int round = 0; round < 2; ++round)
+    for (Addr a : {A, B, C, D}) ex.access(0, a, AccessKind::Read);
+  HierarchyStats s = ex.stats();
+  CHECK(s.memory.reads == 4);
+  CHECK(s.levels[1].total.hits == 4);
+  CHECK(ex.cache(0, 0).contains(C));
+  CHECK(ex.cache(0, 0).contains(D));
+  CHECK_FALSE(ex.cache(1, 0).contains(C));  // never in both
+  CHECK(ex.cache(1, 0).contains(A));
+  // Non-inclusive, same sizes: L2 holds only C D after round 1 (it was filled with all four),
+  // and round 2 misses everywhere again.
+  Hierarchy ni(make("non-inclusive"), Fidelity::Line, 1);
+  for (int round = 0; round < 2; ++round)
+    for (Addr a : {A, B, C, D}) ni.access(0, a, AccessKind::Read);
+  CHECK(ni.stats().memory.reads == 8);
+}
+
+TEST_CASE("dirty lines are written back one level down, and to memory from the last level") {
+  Hierarchy h(config_from(two_levels("non-inclusive")), Fidelity::Line, 1);
+  // Write 8 lines: L1 (4 lines) evicts 4 dirty lines into L2; L2 (4 lines) got all 8 on fill
+  // and evicts its 4 oldest (A..D) clean copies first -> the L1 victims A..D find no copy in
+  // L2 and go to memory.
+  for (Addr i = 0; i < 8; ++i) h.access(0, i * 64, AccessKind::Write);
+  HierarchyStats s = h.stats();
+  CHECK(s.levels[0].total.writebacks == 4);
+  CHECK(s.levels[1].total.writebacks == 0);
+  CHECK(s.memory.writes == 4);
+  CHECK(s.memory.reads == 8);  // write-allocate: each line is read for ownership
+  h.flush();                   // the 4 dirty lines left in L1 go to memory
+  CHECK(h.stats().memory.writes == 8);
+}
+
+TEST_CASE("write-through, no-write-allocate L1 passes writes down without filling") {
+  Hierarchy h(config_from(R"({"levels":[
+    {"name":"L1","size":256,"assoc":4,"line":64,"latency_cycles":4,
+     "write_policy":"write-through","write_allocate":false},
+    {"name":"L2","size":1024,"assoc":4,"line":64,"latency_cycles":12}]})"),
+              Fidelity::Line, 1);
+  CHECK(h.access(0, A, AccessKind::Write) == 2);  // L1 miss, L2 miss: RFO from memory
+  CHECK_FALSE(h.cache(0, 0).contains(A));
+  CHECK(h.cache(1, 0).contains(A));
+  CHECK(h.access(0, A, AccessKind::Read) == 1);   // now L1 fills (reads allocate)
+  CHECK(h.access(0, A, AccessKind::Write) == 0);  // L1 hit, written through to L2
+  HierarchyStats s = h.stats();
+  CHECK(s.levels[1].total.accesses == 3);
+  CHECK(s.levels[1].total.hits == 2);
+  CHECK(s.levels[0].total.writebacks == 0);  // write-through lines are never dirty
+}
+
+TEST_CASE("a streaming store bypasses the caches and drops cached copies") {
+  Hierarchy h(config_from(two_levels("non-inclusive")), Fidelity::Line, 1);
+  h.access(0, A, AccessKind::Write);  // A dirty in L1
+  RangeResult r = h.access_range(0, 0, 256, AccessKind::StreamingWrite);
+  CHECK(r.units == 4);
+  CHECK(r.served[2] == 4);
+  CHECK_FALSE(h.cache(0, 0).contains(A));
+  CHECK_FALSE(h.cache(1, 0).contains(A));
+  HierarchyStats s = h.stats();
+  CHECK(s.memory.writes == 4);  // the stores, not a writeback of A's stale data
+  CHECK(s.levels[0].total.writebacks == 0);
+}
+
+TEST_CASE("private levels are per core, shared levels are one") {
+  Hierarchy h(config_from(R"({"levels":[
+    {"name":"L1","size":256,"assoc":4,"line":64,"latency_cycles":4},
+    {"name":"LLC","size":4096,"assoc":4,"line":64,"latency_cycles":30,"shared":true}]})"),
+              Fidelity::Line, 2);
+  CHECK(h.access(0, A, AccessKind::Read) == 2);
+  CHECK(h.access(1, A, AccessKind::Read) == 1);  // core 1 misses its L1, hits the shared LLC
+  CHECK(h.access(1, A, AccessKind::Read) == 0);
+  HierarchyStats s = h.stats();
+  REQUIRE(s.levels[0].per_core.size() == 2);
+  CHECK(s.levels[0].per_core[0].misses == 1);
+  CHECK(s.levels[0].per_core[1].misses == 1);
+  CHECK(s.levels[0].per_core[1].hits == 1);
+  CHECK(s.levels[1].total.accesses == 2);
+  // Warm-up is excluded by subtraction.
+  HierarchyStats warm = h.stats();
+  h.access(0, A, AccessKind::Read);
+  HierarchyStats steady = h.stats() - warm;
+  CHECK(steady.levels[0].total.accesses == 1);
+  CHECK(steady.levels[0].total.hits == 1);
+  CHECK(steady.levels[1].total.accesses == 0);
+  CHECK(steady.memory.reads == 0);
+}
+
+TEST_CASE("line and block fidelity keep the same bytes in the same caches") {
+  // L1 48 KiB 12-way: 768 lines in 64 sets, or twelve 4 KiB blocks in one set.
+  auto config = config_from(R"({"block":"4KiB","levels":[
+    {"name":"L1","size":"48KiB","assoc":12,"line":64,"latency_cycles":5}]})");
+  for (auto fidelity : {Fidelity::Line, Fidelity::Block}) {
+    Hierarchy fits(config, fidelity, 1);
+    std::uint64_t units = fidelity == Fidelity::Line ? 768 : 12;
+    RangeResult first = fits.access_range(0, 0, 48 * 1024, AccessKind::Read);
+    RangeResult second = fits.access_range(0, 0, 48 * 1024, AccessKind::Read);
+    CHECK(first.units == units);
+    CHECK(first.served[1] == units);
+    CHECK(second.served[0] == units);
+    // 64 KiB swept twice does not fit: 16 lines per set (or 16 blocks) cycle through 12 ways.
+    Hierarchy thrash(config, fidelity, 1);
+    thrash.access_range(0, 0, 64 * 1024, AccessKind::Read);
+    thrash.access_range(0, 0, 64 * 1024, AccessKind::Read);
+    CHECK(thrash.stats().levels[0].total.misses == 2 * units * 16 / 12);
+  }
+  // An unaligned range touches every unit it overlaps.
+  Hierarchy h(config, Fidelity::Line, 1);
+  CHECK(h.access_range(0, 60, 8, AccessKind::Read).units == 2);
+  CHECK(h.access_range(0, 64, 64, AccessKind::Read).units == 1);
+  CHECK(h.access_range(0, 64, 0, AccessKind::Read).units == 0);
+}
+
+TEST_CASE("stats print as a tree: table rows by path, JSON by name") {
+  Hierarchy h(config_from(R"({"levels":[
+    {"name":"L1","size":256,"assoc":4,"line":64,"latency_cycles":4},
+    {"name":"LLC","size":4096,"assoc":4,"line":64,"latency_cycles":30,"shared":true}]})"),
+              Fidelity::Line, 2);
+  h.access(1, A, AccessKind::Read);
+  StatsNode tree = to_stats_node(h.stats());
+  nlohmann::json j = stats_to_json(tree);
+  CHECK(j["children"][0]["name"] == "L1");
+  CHECK(j["children"][0]["misses"] == 1);
+  CHECK(j["children"][0]["children"][1]["name"] == "core1");
+  CHECK(j["children"][0]["children"][1]["misses"] == 1);
+  CHECK(j["children"][2]["name"] == "memory");
+  CHECK(j["children"][2]["reads"] == 1);
+  std::string text = stats_to_table(tree, "level").to_text();
+  CHECK(text.find("L1/core1") != std::string::npos);
+  CHECK(text.find("LLC") != std::string::npos);
+}

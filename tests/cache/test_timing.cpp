@@ -1,0 +1,147 @@
+// Timed path: exact latencies of hits at each level and of a miss under a fixed-latency
+// memory, port bandwidth, and MSHR-limited miss throughput; plus the watchdog dump.
+#include <catch2/catch.hpp>
+
+#include "core/watchdog.h"
+#include "hierarchy_helpers.h"
+#include "mem/cache/fixed_memory.h"
+
+using namespace fusim;
+using namespace fusim::cache;
+using fusim::cache::testing::config_from;
+
+namespace {
+// 2 GHz (500 ps): L1 4 cycles, L2 12, L3 40 -> hits at 2, 8 and 28 ns after issue.
+// L1 and L2 are one fully associative set (4 and 16 lines), L3 64 lines.
+const char* kThreeLevels = R"({"clock":"2GHz","levels":[
+  {"name":"L1","size":256,"assoc":4,"line":64,"latency_cycles":4},
+  {"name":"L2","size":1024,"assoc":16,"line":64,"latency_cycles":12},
+  {"name":"L3","size":4096,"assoc":64,"line":64,"latency_cycles":40,"shared":true}]})";
+
+struct Bench {
+  EventQueue queue;
+  mem::FixedLatencyMemory memory;
+  Hierarchy h;
+  Bench(const char* config, Tick latency, double bytes_per_s = 0, int cores = 1)
+      : memory(queue, latency, bytes_per_s), h(config_from(config), Fidelity::Line, cores) {
+    h.attach_memory(queue, memory);
+  }
+  // Starts a range now, runs to the end, returns (finish - start).
+  Tick timed(Addr addr, std::uint64_t bytes, AccessKind kind = AccessKind::Read) {
+    Tick start = queue.now(), finish = -1, called_at = -1;
+    h.start_range(0, addr, bytes, kind, [&](Tick f) {
+      finish = f;
+      called_at = queue.now();
+    });
+    queue.run();
+    REQUIRE(finish >= 0);
+    CHECK(called_at == finish);  // the callback runs at the finish time
+    return finish - start;
+  }
+};
+}  // namespace
+
+TEST_CASE("hit latency at each level and miss latency under a fixed-latency memory") {
+  Bench b(kThreeLevels, ns(100));
+  CHECK(b.h.hit_latency(0) == 2000);
+  CHECK(b.h.hit_latency(1) == 8000);
+  CHECK(b.h.hit_latency(2) == 28000);
+  // Cold miss: lookups in L1, L2, L3 (28 ns), then 100 ns in memory.
+  CHECK(b.timed(0x0, 64) == 28000 + 100000);
+  CHECK(b.timed(0x0, 64) == 2000);  // now an L1 hit
+  // Push line 0 out of L1 (4 lines) but not out of L2 (16): four other lines.
+  for (Addr a = 1; a <= 4; ++a) b.h.access(0, a * 64, AccessKind::Read);
+  CHECK(b.timed(0x0, 64) == 8000);
+  // Out of L1 and L2 but in L3 (64 lines): sixteen other lines not yet seen.
+  for (Addr a = 100; a < 116; ++a) b.h.access(0, a * 64, AccessKind::Read);
+  CHECK(b.timed(0x0, 64) == 28000);
+  CHECK(b.memory.stats().reads == 1 + 4 + 16);
+}
+
+TEST_CASE("a stream of L1 hits is limited by the L1 ports") {
+  // 1 GHz, 1-cycle L1 with 2 ports: a port takes a unit every 500 ps, so 8 hits issue at
+  // 0, 0.5, ..., 3.5 ns and the last completes one cycle after its issue.
+  const char* two_ports = R"({"levels":[
+    {"name":"L1","size":4096,"assoc":4,"line":64,"latency_cycles":1,"ports":2}]})";
+  Bench b(two_ports, ns(50));
+  b.h.access_range(0, 0, 512, AccessKind::Read);  // warm 8 lines
+  CHECK(b.timed(0, 512) == 3500 + 1000);
+}
+
+TEST_CASE("MSHRs limit the throughput of a stream of misses") {
+  // 1 GHz single level, 1 cycle, 1 port, memory 100 ns with unlimited bandwidth. A unit
+  // issued at t is sent at t + 1 ns and back at t + 101 ns.
+  auto config = [](int mshrs) {
+    return R"({"levels":[{"name":"L1","size":"64KiB","assoc":4,"line":64,"latency_cycles":1,"mshrs":)" +
+           std::to_string(mshrs) + "}]}";
+  };
+  // 8 MSHRs: all 8 misses issue back to back (0..7 ns); the last is back at 7 + 101 ns.
+  std::string eight = config(8);
+  Bench wide(eight.c_str(), ns(100));
+  CHECK(wide.timed(0, 512) == 108000);
+  // 2 MSHRs: units issue in pairs, each pair when the previous pair's first miss returns:
+  // (0, 1) ns, then (101, 102), (202, 203), (303, 304) -> the last is back at 405 ns.
+  std::string two = config(2);
+  Bench narrow(two.c_str(), ns(100));
+  CHECK(narrow.timed(0, 512) == 405000);
+  CHECK(narrow.memory.stats().reads == 8);
+}
+
+TEST_CASE("memory bandwidth limits a stream of misses once MSHRs allow it") {
+  // 64 B at 6.4 GB/s = 10 ns of channel time per line; latency 20 ns after the transfer.
+  // 16 MSHRs, 4 lines: sends at 1,2,3,4 ns; channel busy 1-11, 11-21, 21-31, 31-41; the
+  // last line is back at 41 + 20 = 61 ns.
+  Bench b(R"({"levels":[{"name":"L1","size":"64KiB","assoc":4,"line":64,"latency_cycles":1}]})",
+          ns(20), 6.4e9);
+  CHECK(b.memory.transfer_time(64) == 10000);
+  CHECK(b.timed(0, 256) == 61000);
+}
+
+TEST_CASE("dirty writebacks are posted: they use memory but delay no range") {
+  Bench b(R"({"levels":[{"name":"L1","size":128,"assoc":2,"line":64,"latency_cycles":1}]})",
+          ns(100));
+  b.h.access_range(0, 0, 128, AccessKind::Write);  // two dirty lines, sync path
+  b.queue.run();
+  CHECK(b.memory.stats().reads == 2);  // sync-path misses are sent too
+  // Reading two new lines evicts both dirty lines: 2 writebacks posted, 2 reads waited for.
+  CHECK(b.timed(128, 128) == 1000 + 1000 + 100000);  // second line issues at 1 ns
+  CHECK(b.memory.stats().writes == 2);
+  CHECK_FALSE(b.h.busy());
+}
+
+namespace {
+// A memory that accepts requests and never answers: the watchdog must catch it.
+class BlackHole final : public mem::MemoryPort {
+ public:
+  bool will_accept(const mem::MemRequest&) const override { return true; }
+  void send(const mem::MemRequest&) override { ++swallowed; }
+  void set_completion(Completion) override {}
+  int swallowed = 0;
+};
+}  // namespace
+
+TEST_CASE("the watchdog reports a range whose miss never returns, with every component") {
+  EventQueue queue;
+  BlackHole memory;
+  Hierarchy h(config_from(kThreeLevels), Fidelity::Line, 1);
+  h.attach_memory(queue, memory);
+  bool done = false;
+  h.start_range(0, 0, 64, AccessKind::Read, [&](Tick) { done = true; });
+  Watchdog watchdog;
+  watchdog.watch(
+      "caches", [&] { return h.busy(); }, [&] { return h.describe_state(); });
+  watchdog.watch(
+      "cores", [] { return false; }, [] { return std::string("core0 waiting"); });
+  try {
+    watchdog.run_checked(queue);
+    FAIL("no stall reported");
+  } catch (const SimulationStall& e) {
+    std::string report = e.what();
+    CHECK(report.find("work outstanding in: caches") != std::string::npos);
+    CHECK(report.find("range 0: core 0, 0 units left, 1 outstanding") != std::string::npos);
+    CHECK(report.find("L1[core0]: 1 lines valid, 1/16 MSHRs busy") != std::string::npos);
+    CHECK(report.find("== cores (idle)\ncore0 waiting") != std::string::npos);
+  }
+  CHECK_FALSE(done);
+  CHECK(memory.swallowed == 1);
+}
