@@ -1,0 +1,128 @@
+#include "mem/dram/address_mapping.h"
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+
+namespace fusim::dram {
+namespace {
+
+int log2_exact(std::int64_t v) {
+  int b = 0;
+  while ((std::int64_t{1} << b) < v) ++b;
+  return b;
+}
+
+}  // namespace
+
+AddressMapping::AddressMapping(const DramSpec& spec, const std::string& where_file,
+                               const std::string& where_path)
+    : scheme_(spec.ctrl.mapping),
+      bankgroups_(spec.org.bankgroups),
+      banks_per_group_(spec.org.banks_per_group),
+      ranks_(spec.org.ranks),
+      channels_(spec.org.logical_channels()),
+      xor_hash_(spec.ctrl.xor_bank_hash) {
+  const auto& o = spec.org;
+  auto bad = [&](const std::string& why) -> InputError {
+    return InputError(where_file.empty() ? "dram" : where_file, where_path,
+                      fmt::format("a mapping scheme made of Ro, Ba, Bg, Ra, Co, Ch, each once "
+                                  "(e.g. \"RoBaRaCoCh\", \"RoRaBaChCo\"); got \"{}\": {}",
+                                  scheme_, why));
+  };
+  if (scheme_.size() % 2 != 0 || scheme_.empty()) throw bad("odd length");
+  std::array<int, kFields> seen{};
+  std::array<int, 6> order{};
+  int n = 0;
+  for (std::size_t i = 0; i < scheme_.size(); i += 2) {
+    const std::string tok = scheme_.substr(i, 2);
+    int f = tok == "Ch"   ? kCh
+            : tok == "Ra" ? kRa
+            : tok == "Bg" ? kBg
+            : tok == "Ba" ? kBa
+            : tok == "Ro" ? kRo
+            : tok == "Co" ? kCo
+                          : -1;
+    if (f < 0) throw bad(fmt::format("unknown field \"{}\"", tok));
+    if (seen[f]++) throw bad(fmt::format("field \"{}\" twice", tok));
+    order[n++] = f;
+  }
+  for (int f : {kCh, kRa, kBa, kRo, kCo}) {
+    if (!seen[f]) throw bad("every one of Ro, Ba, Ra, Co, Ch is needed");
+  }
+  separate_bg_ = seen[kBg] != 0;
+  const bool separate_bg = separate_bg_;
+  offset_bits_ = log2_exact(o.atom_bytes());
+  const int atom_col_bits = log2_exact(o.columns / o.burst_length);
+  const int line_col_bits = log2_exact(spec.ctrl.interleave_bytes / o.atom_bytes());
+  const int bg_bits = log2_exact(o.bankgroups), ba_bits = log2_exact(o.banks_per_group);
+  bank_bits_total_ = bg_bits + ba_bits;
+  std::array<int, kFields> bits{};
+  bits[kCh] = log2_exact(channels_);
+  bits[kRa] = log2_exact(o.ranks);
+  bits[kBg] = separate_bg ? bg_bits : 0;
+  bits[kBa] = separate_bg ? ba_bits : bg_bits + ba_bits;
+  bits[kRo] = log2_exact(o.rows);
+  bits[kCo] = atom_col_bits - line_col_bits;
+  int shift = offset_bits_;
+  n_slices_ = 0;
+  if (line_col_bits > 0) {
+    slices_[n_slices_++] = Slice{kCo, shift, line_col_bits, 0};
+    shift += line_col_bits;
+  }
+  for (int i = n - 1; i >= 0; --i) {  // least significant field last in the name
+    const int f = order[i];
+    if (bits[f] == 0) continue;
+    slices_[n_slices_++] = Slice{f, shift, bits[f], f == kCo ? line_col_bits : 0};
+    shift += bits[f];
+  }
+  if (shift > 63) throw bad("more than 63 address bits");
+}
+
+DramAddress AddressMapping::decode(mem::Addr addr) const {
+  std::int64_t v[kFields] = {0, 0, 0, 0, 0, 0};
+  for (int i = 0; i < n_slices_; ++i) {
+    const Slice& s = slices_[i];
+    v[s.field] |= static_cast<std::int64_t>((addr >> s.shift) & ((mem::Addr{1} << s.bits) - 1))
+                  << s.field_shift;
+  }
+  DramAddress a;
+  a.channel = static_cast<int>(v[kCh]);
+  a.rank = static_cast<int>(v[kRa]);
+  a.row = v[kRo];
+  // With a separate Bg field bank = Ba * bankgroups + Bg; with Ba alone the group bits are
+  // its low bits already: both give group = bank % bankgroups.
+  std::int64_t bank = separate_bg_ ? v[kBa] * bankgroups_ + v[kBg] : v[kBa];
+  if (xor_hash_) bank ^= a.row & ((std::int64_t{1} << bank_bits_total_) - 1);
+  a.bankgroup = static_cast<int>(bank % bankgroups_);
+  a.bank = static_cast<int>(bank / bankgroups_);
+  a.column = v[kCo];
+  a.flat_bank = (a.rank * bankgroups_ + a.bankgroup) * banks_per_group_ + a.bank;
+  return a;
+}
+
+mem::Addr AddressMapping::encode(const DramAddress& a) const {
+  std::int64_t bank = static_cast<std::int64_t>(a.bank) * bankgroups_ + a.bankgroup;
+  if (xor_hash_) bank ^= a.row & ((std::int64_t{1} << bank_bits_total_) - 1);
+  std::int64_t v[kFields] = {0, 0, 0, 0, 0, 0};
+  v[kCh] = a.channel;
+  v[kRa] = a.rank;
+  v[kRo] = a.row;
+  v[kCo] = a.column;
+  if (separate_bg_) {
+    v[kBg] = bank % bankgroups_;
+    v[kBa] = bank / bankgroups_;
+  } else {
+    v[kBa] = bank;
+  }
+  mem::Addr addr = 0;
+  for (int i = 0; i < n_slices_; ++i) {
+    const Slice& s = slices_[i];
+    const mem::Addr part =
+        static_cast<mem::Addr>(v[s.field] >> s.field_shift) & ((mem::Addr{1} << s.bits) - 1);
+    addr |= part << s.shift;
+  }
+  return addr;
+}
+
+}  // namespace fusim::dram

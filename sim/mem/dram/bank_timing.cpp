@@ -1,0 +1,79 @@
+#include "mem/dram/bank_timing.h"
+
+namespace fusim::dram {
+
+BankTiming::BankTiming(const Organization& org, const Timing& t)
+    : t_(t),
+      ranks_(org.ranks),
+      bankgroups_(org.bankgroups),
+      banks_per_rank_(org.banks_per_rank()),
+      bank_(static_cast<std::size_t>(org.banks_per_channel()) * kCommandKinds, 0),
+      group_(static_cast<std::size_t>(org.ranks * org.bankgroups) * kCommandKinds, 0),
+      rank_(static_cast<std::size_t>(org.ranks) * kCommandKinds, 0),
+      faw_(org.ranks) {}
+
+// The constraints each command starts. Sources: JESD79-4B (DDR4) §4.x timing tables and
+// Table 132/133 (tCCD_S/L, tRRD_S/L, tWTR_S/L), JESD79-5 (DDR5) same names, JESD235/238
+// (HBM2/HBM3) per pseudo-channel. Read-to-write on one channel: RL + BL/2 - WL + 2 tCK
+// (JESD79-4 §4.21, one cycle of bus turnaround plus the write preamble); rank-to-rank
+// switches add tRTRS on the shared data bus.
+void BankTiming::issue(Command c, int r, int g, int b, Cycle at) {
+  const Timing& t = t_;
+  const Cycle read_to_write = t.tCL + t.tBL + 2 - t.tCWL;
+  switch (c) {
+    case Command::ACT: {
+      push(at_bank(b, Command::ACT), at + t.tRC);
+      push(at_bank(b, Command::RD), at + t.tRCD);
+      push(at_bank(b, Command::WR), at + t.tRCD);
+      push(at_bank(b, Command::PRE), at + t.tRAS);
+      push(at_group(r, g, Command::ACT), at + t.tRRD_L);
+      push(at_rank(r, Command::ACT), at + t.tRRD_S);
+      push(at_rank(r, Command::REFab), at + t.tRC);
+      push(at_rank(r, Command::REFpb), at + t.tRRD_S);
+      auto& w = faw_[r];
+      w.times[w.oldest] = at;
+      w.oldest = (w.oldest + 1) & 3;
+      break;
+    }
+    case Command::PRE:
+      push(at_bank(b, Command::ACT), at + t.tRP);
+      push(at_bank(b, Command::REFpb), at + t.tRP);
+      push(at_rank(r, Command::REFab), at + t.tRP);
+      break;
+    case Command::RD:
+      push(at_bank(b, Command::PRE), at + t.tRTP);
+      push(at_group(r, g, Command::RD), at + t.tCCD_L);
+      push(at_rank(r, Command::RD), at + std::max(t.tCCD_S, t.tBL));
+      for (int o = 0; o < ranks_; ++o) {
+        push(at_rank(o, Command::WR), at + read_to_write + (o == r ? 0 : t.tRTRS));
+        if (o != r) push(at_rank(o, Command::RD), at + t.tBL + t.tRTRS);
+      }
+      break;
+    case Command::WR:
+      push(at_bank(b, Command::PRE), at + t.tCWL + t.tBL + t.tWR);
+      push(at_group(r, g, Command::WR), at + t.tCCD_L);
+      push(at_group(r, g, Command::RD), at + t.tCWL + t.tBL + t.tWTR_L);
+      push(at_rank(r, Command::WR), at + std::max(t.tCCD_S, t.tBL));
+      push(at_rank(r, Command::RD), at + t.tCWL + t.tBL + t.tWTR_S);
+      for (int o = 0; o < ranks_; ++o) {
+        if (o == r) continue;
+        push(at_rank(o, Command::WR), at + t.tBL + t.tRTRS);
+        push(at_rank(o, Command::RD), at + t.tCWL + t.tBL + t.tRTRS - t.tCL);
+      }
+      break;
+    case Command::REFab:
+      push(at_rank(r, Command::ACT), at + t.tRFC);
+      push(at_rank(r, Command::REFab), at + t.tRFC);
+      push(at_rank(r, Command::REFpb), at + t.tRFC);
+      break;
+    case Command::REFpb:
+      push(at_bank(b, Command::ACT), at + t.tRFCpb);
+      push(at_bank(b, Command::REFpb), at + t.tRFCpb);
+      push(at_rank(r, Command::REFpb), at + t.tRREFD);
+      push(at_rank(r, Command::ACT), at + t.tRREFD);
+      push(at_rank(r, Command::REFab), at + t.tRFCpb);
+      break;
+  }
+}
+
+}  // namespace fusim::dram

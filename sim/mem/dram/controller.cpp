@@ -1,0 +1,312 @@
+#include "mem/dram/controller.h"
+
+#include <algorithm>
+
+#include "core/error.h"
+
+namespace fusim::dram {
+
+ChannelController::ChannelController(const DramSpec& spec, int channel,
+                                     std::unique_ptr<Scheduler> scheduler, DramStats& stats)
+    : spec_(spec),
+      t_(spec.t),
+      channel_(channel),
+      banks_per_rank_(spec.org.banks_per_rank()),
+      banks_per_group_(spec.org.banks_per_group),
+      bankgroups_(spec.org.bankgroups),
+      read_cap_(static_cast<std::size_t>(spec.ctrl.read_queue)),
+      write_cap_(static_cast<std::size_t>(spec.ctrl.write_queue)),
+      // Per-bank refresh visits every bank of a rank once per tREFI (JESD235 REFpb,
+      // JESD79-5 REFsb), so one command per tREFI / banks unless the preset says otherwise.
+      refresh_interval_(spec.ctrl.refresh == RefreshMode::AllBank ? spec.t.tREFI
+                        : spec.t.tREFIpb > 0                      ? spec.t.tREFIpb
+                                             : spec.t.tREFI / spec.org.banks_per_rank()),
+      scheduler_(std::move(scheduler)),
+      hit_cap_(scheduler_->row_hit_cap()),
+      stats_(stats),
+      timing_(spec.org, spec.t),
+      banks_(spec.org.banks_per_channel()),
+      open_in_rank_(spec.org.ranks, 0),
+      refresh_due_(spec.org.ranks),
+      refresh_bank_(spec.org.ranks, 0),
+      hit_mark_(spec.org.banks_per_channel(), 0),
+      conflict_mark_(spec.org.banks_per_channel(), 0) {
+  // Ranks refresh staggered over the interval so they are not all busy at once.
+  for (int r = 0; r < spec.org.ranks; ++r) {
+    refresh_due_[r] = refresh_interval_ + r * refresh_interval_ / spec.org.ranks;
+  }
+  reads_.reserve(read_cap_);
+  writes_.reserve(write_cap_);
+}
+
+void ChannelController::enqueue(const QueueEntry& e) {
+  FUSIM_ASSERT(has_room(e.is_write), "enqueue into a full DRAM queue (will_accept not asked)");
+  if (idle()) catch_up(e.arrival);
+  (e.is_write ? writes_ : reads_).push_back(e);
+  decided_ = false;
+}
+
+void ChannelController::catch_up(Cycle until) {
+  FUSIM_ASSERT(idle(), "catch_up with requests queued");
+  for (;;) {
+    decide();
+    if (decision_.cycle >= until) break;
+    execute(decision_);
+  }
+  decided_ = false;
+}
+
+ColumnServed ChannelController::issue() {
+  if (!decided_) decide();
+  const Decision d = decision_;
+  FUSIM_ASSERT(d.cycle != kNoCycle, "issue() with nothing to issue");
+  ColumnServed served;
+  if (d.entry >= 0 && (d.cmd == Command::RD || d.cmd == Command::WR)) {
+    auto& q = write_mode_ ? writes_ : reads_;
+    const QueueEntry e = q[d.entry];
+    execute(d);
+    q.erase(q.begin() + d.entry);
+    served.valid = true;
+    served.is_write = e.is_write;
+    served.row_hit = e.outcome == kHit || e.outcome == 0;
+    served.token = e.token;
+    served.requester = e.requester;
+    // Data is complete at the end of the burst: RL + BL/2 after a read, WL + BL/2 after a
+    // write (JESD79-4 §4.21/§4.22).
+    served.issued = d.cycle;
+    served.done = d.cycle + (e.is_write ? t_.tCWL : t_.tCL) + t_.tBL;
+  } else {
+    execute(d);
+  }
+  decided_ = false;
+  return served;
+}
+
+void ChannelController::decide() {
+  decided_ = true;
+  ++generation_;
+  const Cycle base = last_command_ + 1;  // one command per cycle on the command bus
+  // Write draining with watermarks: switch to writes when they pile up (or nothing else
+  // waits), back to reads once they are drained to the low watermark.
+  if (write_mode_) {
+    if (writes_.empty() ||
+        (!reads_.empty() &&
+         writes_.size() <= static_cast<std::size_t>(spec_.ctrl.write_low_watermark))) {
+      write_mode_ = false;
+    }
+  } else if (writes_.size() >= static_cast<std::size_t>(spec_.ctrl.write_high_watermark) ||
+             (reads_.empty() && !writes_.empty())) {
+    write_mode_ = true;
+  }
+  Decision best;
+
+  // Refresh: due commands of every rank (precharges first, then the refresh itself).
+  const bool all_bank = spec_.ctrl.refresh == RefreshMode::AllBank;
+  for (int r = 0; r < static_cast<int>(refresh_due_.size()); ++r) {
+    const Cycle low = std::max(base, refresh_due_[r]);
+    if (low >= best.cycle) continue;
+    Decision d;
+    d.rank = r;
+    if (all_bank) {
+      if (open_in_rank_[r] > 0) {
+        for (int b = r * banks_per_rank_; b < (r + 1) * banks_per_rank_; ++b) {
+          if (banks_[b].open_row < 0) continue;
+          const int g = (b % banks_per_rank_) / banks_per_group_;
+          const Cycle e = std::max(low, timing_.earliest(Command::PRE, r, g, b));
+          if (e < d.cycle) d.cycle = e, d.cmd = Command::PRE, d.group = g, d.bank = b;
+        }
+      } else {
+        d.cmd = Command::REFab;
+        d.cycle = std::max(low, timing_.earliest(Command::REFab, r, 0, 0));
+      }
+    } else {
+      const int b = r * banks_per_rank_ + refresh_bank_[r];
+      d.bank = b;
+      d.group = (b % banks_per_rank_) / banks_per_group_;
+      d.cmd = banks_[b].open_row >= 0 ? Command::PRE : Command::REFpb;
+      d.cycle = std::max(low, timing_.earliest(d.cmd, r, d.group, b));
+    }
+    consider(best, d);
+  }
+  const Decision refresh = best;
+
+  // Requests of the active queue.
+  auto& q = write_mode_ ? writes_ : reads_;
+  const auto n = q.size();
+  for (std::size_t i = 0; i < n; ++i) {
+    const QueueEntry& e = q[i];
+    const BankState& b = banks_[e.flat_bank];
+    if (b.open_row == e.row)
+      hit_mark_[e.flat_bank] = generation_;
+    else if (b.open_row >= 0)
+      conflict_mark_[e.flat_bank] = generation_;
+  }
+  auto capped = [&](int bank) {
+    const BankState& b = banks_[bank];
+    if (spec_.ctrl.row_policy == RowPolicy::OpenCap && b.accesses >= spec_.ctrl.row_cap)
+      return true;
+    return hit_cap_ > 0 && b.accesses >= hit_cap_ && conflict_mark_[bank] == generation_;
+  };
+  candidates_.clear();
+  candidate_entry_.clear();
+  candidate_cmd_.clear();
+  for (std::size_t i = 0; i < n; ++i) {
+    const QueueEntry& e = q[i];
+    const BankState& b = banks_[e.flat_bank];
+    Command cmd;
+    bool hit = false;
+    if (b.open_row < 0) {
+      cmd = Command::ACT;
+    } else if (b.open_row == e.row && !capped(e.flat_bank)) {
+      cmd = e.is_write ? Command::WR : Command::RD;
+      hit = true;
+    } else {
+      // Never close a row that a queued request still hits (unless its hits are capped).
+      if (hit_mark_[e.flat_bank] == generation_ && !capped(e.flat_bank)) continue;
+      cmd = Command::PRE;
+    }
+    Cycle ready =
+        std::max({base, e.arrival, timing_.earliest(cmd, e.rank, e.bankgroup, e.flat_bank)});
+    // A due refresh blocks its rank (all-bank) or its bank (per-bank) from then on.
+    const Cycle due = refresh_due_[e.rank];
+    if (ready >= due &&
+        (all_bank || e.flat_bank == e.rank * banks_per_rank_ + refresh_bank_[e.rank])) {
+      continue;
+    }
+    candidates_.push_back(Candidate{ready, e.arrival, e.requester, hit});
+    candidate_entry_.push_back(static_cast<int>(i));
+    candidate_cmd_.push_back(cmd);
+  }
+  Decision request;
+  if (!candidates_.empty()) {
+    const std::size_t k = scheduler_->pick(candidates_.data(), candidates_.size());
+    const QueueEntry& e = q[candidate_entry_[k]];
+    request.cycle = candidates_[k].ready;
+    request.cmd = candidate_cmd_[k];
+    request.rank = e.rank;
+    request.group = e.bankgroup;
+    request.bank = e.flat_bank;
+    request.row = e.row;
+    request.entry = candidate_entry_[k];
+  }
+
+  // Row-policy precharges (closed, open-timeout, open-cap).
+  Decision close;
+  for (int bank : closable_) {
+    const BankState& b = banks_[bank];
+    if (b.open_row < 0) continue;
+    if (hit_mark_[bank] == generation_ && !capped(bank)) continue;
+    const int r = bank / banks_per_rank_;
+    const int g = (bank % banks_per_rank_) / banks_per_group_;
+    Cycle ready = std::max(base, timing_.earliest(Command::PRE, r, g, bank));
+    if (spec_.ctrl.row_policy == RowPolicy::OpenTimeout) {
+      ready = std::max(ready, b.last_column + spec_.ctrl.row_timeout);
+    }
+    if (ready < close.cycle) {
+      close.cycle = ready, close.cmd = Command::PRE, close.rank = r, close.group = g;
+      close.bank = bank;
+    }
+  }
+
+  // Refresh wins ties, then requests, then policy closes.
+  decision_ = refresh;
+  if (request.cycle < decision_.cycle) decision_ = request;
+  if (close.cycle < decision_.cycle) decision_ = close;
+}
+
+void ChannelController::close_bank(int flat_bank, Cycle at) {
+  BankState& b = banks_[flat_bank];
+  stats_.bank_open_cycles[static_cast<std::size_t>(channel_) * banks_.size() + flat_bank] +=
+      static_cast<std::uint64_t>(at - b.opened_at);
+  b.open_row = -1;
+  b.accesses = 0;
+  --open_in_rank_[flat_bank / banks_per_rank_];
+  if (b.close_flag) {
+    b.close_flag = false;
+    closable_.erase(std::find(closable_.begin(), closable_.end(), flat_bank));
+  }
+}
+
+void ChannelController::execute(const Decision& d) {
+  timing_.issue(d.cmd, d.rank, d.group, d.bank, d.cycle);
+  last_command_ = d.cycle;
+  if (observer_ && *observer_) {
+    IssuedCommand c;
+    c.cycle = d.cycle;
+    c.command = d.cmd;
+    c.channel = channel_;
+    c.rank = d.rank;
+    c.bankgroup = d.group;
+    c.bank = (d.bank % banks_per_rank_) % banks_per_group_;
+    c.row = d.cmd == Command::ACT || d.cmd == Command::RD || d.cmd == Command::WR
+                ? banks_[d.bank].open_row
+                : -1;
+    if (d.cmd == Command::ACT) c.row = d.row;
+    (*observer_)(c);
+  }
+  QueueEntry* e = nullptr;
+  if (d.entry >= 0) e = &(write_mode_ ? writes_ : reads_)[d.entry];
+  BankState& b = banks_[d.bank];
+  switch (d.cmd) {
+    case Command::ACT:
+      b.open_row = d.row;
+      b.opened_at = d.cycle;
+      b.accesses = 0;
+      ++open_in_rank_[d.rank];
+      ++stats_.activates;
+      if (e && e->outcome == 0) e->outcome = kMiss;
+      break;
+    case Command::PRE:
+      close_bank(d.bank, d.cycle);
+      ++stats_.precharges;
+      if (e && e->outcome == 0) e->outcome = kConflict;
+      break;
+    case Command::RD:
+    case Command::WR: {
+      if (e->outcome == 0) e->outcome = kHit;
+      switch (e->outcome) {
+        case kHit:
+          ++stats_.row_hits;
+          break;
+        case kMiss:
+          ++stats_.row_misses;
+          break;
+        default:
+          ++stats_.row_conflicts;
+          break;
+      }
+      ++(d.cmd == Command::RD ? stats_.column_reads : stats_.column_writes);
+      ++b.accesses;
+      b.last_column = d.cycle;
+      scheduler_->on_column(e->requester, e->outcome == kHit, d.cycle);
+      const RowPolicy p = spec_.ctrl.row_policy;
+      const bool want_close = p == RowPolicy::Closed || p == RowPolicy::OpenTimeout ||
+                              (p == RowPolicy::OpenCap && b.accesses >= spec_.ctrl.row_cap);
+      if (want_close && !b.close_flag) {
+        b.close_flag = true;
+        closable_.push_back(d.bank);
+      }
+      break;
+    }
+    case Command::REFab:
+      ++stats_.refreshes;
+      refresh_due_[d.rank] += refresh_interval_;
+      break;
+    case Command::REFpb:
+      ++stats_.per_bank_refreshes;
+      refresh_bank_[d.rank] = (refresh_bank_[d.rank] + 1) % banks_per_rank_;
+      refresh_due_[d.rank] += refresh_interval_;
+      break;
+  }
+}
+
+void ChannelController::add_open_cycles(Cycle now, std::vector<std::uint64_t>& out,
+                                        std::size_t offset) const {
+  for (std::size_t b = 0; b < banks_.size(); ++b) {
+    if (banks_[b].open_row >= 0 && now > banks_[b].opened_at) {
+      out[offset + b] += static_cast<std::uint64_t>(now - banks_[b].opened_at);
+    }
+  }
+}
+
+}  // namespace fusim::dram

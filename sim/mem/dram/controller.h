@@ -1,0 +1,125 @@
+#pragma once
+// One (pseudo-)channel's controller: read and write queues with watermark write draining,
+// per-bank row state, refresh, the row policy and a scheduler. Event-driven: it never
+// ticks; next_cycle() says when its next command can issue (every JEDEC constraint and the
+// one-command-per-cycle bus taken into account) and issue() issues exactly that command.
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "mem/dram/bank_timing.h"
+#include "mem/dram/command.h"
+#include "mem/dram/dram_spec.h"
+#include "mem/dram/dram_stats.h"
+#include "mem/dram/scheduler.h"
+
+namespace fusim::dram {
+
+struct QueueEntry {
+  std::int64_t row = 0;
+  std::uint32_t token = 0;  // the DramSystem's request slot
+  int requester = 0;
+  Cycle arrival = 0;
+  std::uint16_t flat_bank = 0;
+  std::uint8_t rank = 0, bankgroup = 0, bank = 0;
+  std::uint8_t outcome = 0;  // 0 undecided, then kHit / kMiss / kConflict
+  bool is_write = false;
+};
+
+// A column command the controller just issued: the atom `token` is done at `done`.
+struct ColumnServed {
+  bool valid = false;
+  bool is_write = false;
+  bool row_hit = false;
+  std::uint32_t token = 0;
+  int requester = 0;
+  Cycle issued = 0;  // the column command's cycle (its queue entry is free from then)
+  Cycle done = 0;
+};
+
+using CommandObserver = std::function<void(const IssuedCommand&)>;
+
+class ChannelController {
+ public:
+  ChannelController(const DramSpec& spec, int channel, std::unique_ptr<Scheduler> scheduler,
+                    DramStats& stats);
+
+  bool has_room(bool is_write) const {
+    return is_write ? writes_.size() < write_cap_ : reads_.size() < read_cap_;
+  }
+  bool idle() const { return reads_.empty() && writes_.empty(); }
+  std::size_t queued() const { return reads_.size() + writes_.size(); }
+  // Adds a request arriving at e.arrival; an idle channel first catches up on the refreshes
+  // and row closes that fell due while it had nothing to do.
+  void enqueue(const QueueEntry& e);
+  // Cycle of the next command, kNoCycle while no request waits (idle channels need no
+  // events; catch_up settles their refreshes later).
+  Cycle next_cycle() {
+    if (idle()) return kNoCycle;
+    if (!decided_) decide();
+    return decision_.cycle;
+  }
+  // Issues the command next_cycle() announced.
+  ColumnServed issue();
+  // Issues the refreshes and policy precharges due before `until` (only while idle).
+  void catch_up(Cycle until);
+  void set_observer(const CommandObserver* observer) { observer_ = observer; }
+  // Adds the cycles rows have been open so far, up to `now`, into out[offset + bank].
+  void add_open_cycles(Cycle now, std::vector<std::uint64_t>& out, std::size_t offset) const;
+
+  static constexpr std::uint8_t kHit = 1, kMiss = 2, kConflict = 3;
+
+ private:
+  struct BankState {
+    std::int64_t open_row = -1;
+    Cycle opened_at = 0;
+    Cycle last_column = 0;
+    int accesses = 0;  // column commands since the activate
+    bool close_flag = false;
+  };
+  struct Decision {
+    Cycle cycle = kNoCycle;
+    Command cmd = Command::ACT;
+    int rank = 0, group = 0, bank = 0;  // bank: flat index in the channel
+    std::int64_t row = -1;
+    int entry = -1;  // index in the active queue, or -1 (refresh, policy close)
+  };
+
+  void decide();
+  void execute(const Decision& d);
+  void close_bank(int flat_bank, Cycle at);
+  void consider(Decision& best, const Decision& d) const {
+    if (d.cycle < best.cycle) best = d;
+  }
+
+  const DramSpec& spec_;
+  const Timing t_;
+  const int channel_;
+  const int banks_per_rank_, banks_per_group_, bankgroups_;
+  const std::size_t read_cap_, write_cap_;
+  const Cycle refresh_interval_;
+  std::unique_ptr<Scheduler> scheduler_;
+  const int hit_cap_;
+  DramStats& stats_;
+  const CommandObserver* observer_ = nullptr;
+
+  BankTiming timing_;
+  std::vector<BankState> banks_;
+  std::vector<int> open_in_rank_;
+  std::vector<Cycle> refresh_due_;
+  std::vector<int> refresh_bank_;  // per-bank refresh: next bank of each rank
+  std::vector<int> closable_;      // banks whose row policy wants them closed
+  std::vector<QueueEntry> reads_, writes_;
+  bool write_mode_ = false;
+  Cycle last_command_ = -1;
+
+  bool decided_ = false;
+  Decision decision_;
+  std::uint32_t generation_ = 0;
+  std::vector<std::uint32_t> hit_mark_, conflict_mark_;  // == generation_: queued hit/conflict
+  std::vector<Candidate> candidates_;
+  std::vector<int> candidate_entry_;
+  std::vector<Command> candidate_cmd_;
+};
+
+}  // namespace fusim::dram

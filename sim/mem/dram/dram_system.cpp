@@ -1,0 +1,200 @@
+#include "mem/dram/dram_system.h"
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+
+namespace fusim::dram {
+
+DramSystem::DramSystem(DramSpec spec, EventQueue& queue, const std::string& file)
+    : spec_(std::move(spec)),
+      queue_(queue),
+      mapping_(spec_, file, "mapping"),
+      clock_(spec_.clock()),
+      atom_bytes_(static_cast<std::uint32_t>(spec_.org.atom_bytes())) {
+  const int n = spec_.org.logical_channels();
+  stats_.tCK = spec_.tCK;
+  stats_.bank_open_cycles.assign(static_cast<std::size_t>(n) * spec_.org.banks_per_channel(), 0);
+  for (int c = 0; c < n; ++c) {
+    channels_.push_back(
+        std::make_unique<ChannelController>(spec_, c, make_scheduler(spec_.ctrl, file), stats_));
+  }
+  wake_at_.assign(n, kNever);
+}
+
+void DramSystem::set_command_observer(CommandObserver observer) {
+  observer_ = std::move(observer);
+  for (auto& c : channels_) c->set_observer(observer_ ? &observer_ : nullptr);
+}
+
+std::uint32_t DramSystem::atoms_of(const mem::MemRequest& r) const {
+  return r.bytes <= atom_bytes_ ? 1 : (r.bytes + atom_bytes_ - 1) / atom_bytes_;
+}
+
+bool DramSystem::will_accept(const mem::MemRequest& request) const {
+  const std::uint32_t atoms = atoms_of(request);
+  bool ok = true;
+  if (atoms == 1) {
+    ok = channels_[mapping_.decode(request.addr).channel]->has_room(request.is_write);
+  } else {
+    // Room for every atom: count them per channel.
+    std::vector<std::size_t> need(channels_.size(), 0);
+    for (std::uint32_t i = 0; i < atoms && ok; ++i) {
+      const int ch = mapping_.decode(request.addr + std::uint64_t{i} * atom_bytes_).channel;
+      ++need[ch];
+      const auto cap = static_cast<std::size_t>(request.is_write ? spec_.ctrl.write_queue
+                                                                 : spec_.ctrl.read_queue);
+      ok = channels_[ch]->has_room(request.is_write) && need[ch] <= cap;
+    }
+  }
+  if (!ok) retry_wanted_ = true;
+  return ok;
+}
+
+void DramSystem::send(const mem::MemRequest& request) {
+  FUSIM_ASSERT(request.requester >= 0, "MemRequest::requester must be >= 0");
+  const std::uint32_t atoms = atoms_of(request);
+  std::uint32_t token;
+  if (free_slot_ != UINT32_MAX) {
+    token = free_slot_;
+    free_slot_ = slots_[token].next_free;
+  } else {
+    token = static_cast<std::uint32_t>(slots_.size());
+    slots_.emplace_back();
+  }
+  ++live_;
+  // A request is seen by the controller at the first clock edge at or after it arrives.
+  const Cycle arrival = clock_.next_edge(queue_.now()) / clock_.period();
+  Slot& slot = slots_[token];
+  slot.request = request;
+  slot.arrival = arrival;
+  slot.done = 0;
+  slot.atoms_left = atoms;
+  for (std::uint32_t i = 0; i < atoms; ++i) {
+    const DramAddress a = mapping_.decode(request.addr + std::uint64_t{i} * atom_bytes_);
+    QueueEntry e;
+    e.row = a.row;
+    e.token = token;
+    e.requester = request.requester;
+    e.arrival = arrival;
+    e.flat_bank = static_cast<std::uint16_t>(a.flat_bank);
+    e.rank = static_cast<std::uint8_t>(a.rank);
+    e.bankgroup = static_cast<std::uint8_t>(a.bankgroup);
+    e.bank = static_cast<std::uint8_t>(a.bank);
+    e.is_write = request.is_write;
+    FUSIM_ASSERT(channels_[a.channel]->has_room(request.is_write),
+                 "DramSystem::send without will_accept");
+    channels_[a.channel]->enqueue(e);
+    ensure_wake(a.channel);
+  }
+}
+
+void DramSystem::ensure_wake(int ch) {
+  const Cycle next = channels_[ch]->next_cycle();
+  if (next == kNoCycle) return;
+  const Tick at = std::max(clock_.cycles(next), queue_.now());
+  if (at >= wake_at_[ch]) return;
+  wake_at_[ch] = at;
+  queue_.schedule(at, Priority::Memory, [this, ch] { wake(ch); });
+}
+
+void DramSystem::wake(int ch) {
+  if (wake_at_[ch] != queue_.now()) return;  // superseded by an earlier wake-up
+  wake_at_[ch] = kNever;
+  run_channel(ch);
+}
+
+void DramSystem::run_channel(int ch) {
+  ChannelController& c = *channels_[ch];
+  const Tick now = queue_.now();
+  for (;;) {
+    const Cycle next = c.next_cycle();
+    if (next == kNoCycle) return;
+    const Tick at = clock_.cycles(next);
+    // Run ahead only while nothing else in the queue could act first.
+    if (at > now && at >= queue_.next_time()) {
+      ensure_wake(ch);
+      return;
+    }
+    const ColumnServed s = c.issue();
+    if (s.valid) served(s);
+  }
+}
+
+void DramSystem::served(const ColumnServed& s) {
+  Slot& slot = slots_[s.token];
+  slot.done = std::max(slot.done, s.done);
+  last_done_ = std::max(last_done_, s.done);
+  const mem::MemRequest& r = slot.request;
+  if (static_cast<std::size_t>(r.requester) >= stats_.requesters.size()) {
+    stats_.requesters.resize(r.requester + 1);
+  }
+  RequesterStats& rs = stats_.requesters[r.requester];
+  ++rs.accesses;
+  rs.row_hits += s.row_hit ? 1 : 0;
+  if (retry_wanted_ && retry_) {
+    // A queue entry just freed: let the refused sender try again at this tick.
+    retry_wanted_ = false;
+    queue_.schedule(std::max(queue_.now(), clock_.cycles(s.issued)), Priority::Compute,
+                    [this] { retry_(); });
+  }
+  if (--slot.atoms_left != 0) return;
+  const Cycle latency = slot.done - slot.arrival;
+  if (r.is_write) {
+    ++stats_.writes;
+    stats_.write_bytes += r.bytes;
+    stats_.write_latency.add(latency);
+    ++rs.writes;
+  } else {
+    ++stats_.reads;
+    stats_.read_bytes += r.bytes;
+    stats_.read_latency.add(latency);
+    ++rs.reads;
+    rs.read_latency_cycles += latency;
+  }
+  rs.bytes += r.bytes;
+  if (completion_) {
+    const std::uint32_t token = s.token;
+    queue_.schedule(clock_.cycles(slot.done), Priority::Response,
+                    [this, token] { complete(token); });
+  } else {
+    complete(s.token);
+  }
+}
+
+void DramSystem::complete(std::uint32_t token) {
+  Slot& slot = slots_[token];
+  --live_;
+  if (completion_) {
+    const mem::MemRequest r = slot.request;
+    slot.next_free = free_slot_;
+    free_slot_ = token;
+    completion_(r, queue_.now());
+    return;
+  }
+  slot.next_free = free_slot_;
+  free_slot_ = token;
+}
+
+void DramSystem::finish() {
+  const Cycle now = queue_.now() / clock_.period();
+  for (auto& c : channels_) {
+    if (c->idle()) c->catch_up(now);
+  }
+}
+
+DramStats DramSystem::stats() const {
+  DramStats s = stats_;
+  s.elapsed = queue_.now();
+  const Cycle now = queue_.now() / clock_.period();
+  const std::size_t banks = static_cast<std::size_t>(spec_.org.banks_per_channel());
+  for (std::size_t c = 0; c < channels_.size(); ++c)
+    channels_[c]->add_open_cycles(now, s.bank_open_cycles, c * banks);
+  return s;
+}
+
+std::unique_ptr<DramSystem> make_dram_system(const JsonView& dram_section, EventQueue& queue) {
+  return std::make_unique<DramSystem>(load_dram_spec(dram_section), queue, dram_section.file());
+}
+
+}  // namespace fusim::dram

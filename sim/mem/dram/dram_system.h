@@ -1,0 +1,90 @@
+#pragma once
+// The DRAM system as the rest of fusim sees it: a mem::MemoryPort over one controller per
+// (pseudo-)channel, driven by the shared EventQueue. No per-cycle ticking: each channel
+// has at most one pending wake-up event, at the cycle its next command can issue, and
+// issues every command it can before the next event of anybody else in the queue (nothing
+// can reach it before that event, so running ahead is exact). Completions are delivered
+// by events (Priority::Response) at the tick the last data beat is back.
+//
+// Requests larger than one access atom (bus bytes x BL: 64 B on DDR4/DDR5, 32 B on HBM
+// pseudo-channels) are split into atoms, each mapped on its own; the request completes
+// with its last atom. send() must happen at the queue's now() (from an event, or before
+// running it).
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "core/event_queue.h"
+#include "core/json_view.h"
+#include "mem/dram/address_mapping.h"
+#include "mem/dram/controller.h"
+#include "mem/dram/dram_spec.h"
+#include "mem/dram/dram_stats.h"
+#include "mem/memory_port.h"
+
+namespace fusim::dram {
+
+class DramSystem final : public mem::MemoryPort {
+ public:
+  // `file` names where the spec came from, for scheduler/mapping errors.
+  DramSystem(DramSpec spec, EventQueue& queue, const std::string& file = "dram");
+
+  bool will_accept(const mem::MemRequest& request) const override;
+  void send(const mem::MemRequest& request) override;
+  void set_completion(Completion completion) override { completion_ = std::move(completion); }
+
+  // Called once (from an event at the tick a queue entry frees) after will_accept refused.
+  void set_retry(std::function<void()> retry) { retry_ = std::move(retry); }
+  // Every issued command, in issue order per channel (protocol checker, command traces).
+  void set_command_observer(CommandObserver observer);
+
+  // Settles refreshes and row closes of idle channels up to now() (call before reading
+  // final stats; refreshes during idle time are otherwise counted when work arrives).
+  void finish();
+  // Counters as of the queue's now().
+  DramStats stats() const;
+  double peak_bandwidth_bytes_per_s() const { return spec_.peak_bandwidth_bytes_per_s(); }
+  const DramSpec& spec() const { return spec_; }
+  const AddressMapping& mapping() const { return mapping_; }
+  std::size_t in_flight() const { return live_; }
+  // Tick the latest data transfer so far ends (a request's data may finish after the
+  // queue runs dry when nobody waits for completions).
+  Tick last_completion() const { return clock_.cycles(last_done_); }
+
+ private:
+  struct Slot {
+    mem::MemRequest request;
+    Cycle arrival = 0;
+    Cycle done = 0;
+    std::uint32_t atoms_left = 0;
+    std::uint32_t next_free = 0;
+  };
+  std::uint32_t atoms_of(const mem::MemRequest& r) const;
+  void run_channel(int channel);
+  void wake(int channel);
+  void ensure_wake(int channel);
+  void served(const ColumnServed& s);
+  void complete(std::uint32_t token);
+
+  DramSpec spec_;
+  EventQueue& queue_;
+  AddressMapping mapping_;
+  Clock clock_;
+  std::uint32_t atom_bytes_;
+  DramStats stats_;
+  std::vector<std::unique_ptr<ChannelController>> channels_;
+  std::vector<Tick> wake_at_;  // the pending wake-up event of each channel, kNever if none
+  std::vector<Slot> slots_;
+  std::uint32_t free_slot_ = UINT32_MAX;
+  std::size_t live_ = 0;
+  Cycle last_done_ = 0;
+  Completion completion_;
+  std::function<void()> retry_;
+  mutable bool retry_wanted_ = false;
+  CommandObserver observer_;
+};
+
+// Builds the DRAM of a machine from its "dram" object ({"preset": name-or-path, ...}).
+std::unique_ptr<DramSystem> make_dram_system(const JsonView& dram_section, EventQueue& queue);
+
+}  // namespace fusim::dram

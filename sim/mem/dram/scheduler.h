@@ -1,0 +1,48 @@
+#pragma once
+// Chooses which queued request the controller serves next. The controller hands over, in
+// age order, every request of the active queue (reads, or writes while draining) with the
+// cycle its next command could issue; the scheduler returns one. It never changes the
+// queue or bank state; it may keep its own measurements (stream-aware does).
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "mem/dram/dram_spec.h"
+
+namespace fusim::dram {
+
+struct Candidate {
+  Cycle ready = 0;    // earliest cycle its next command can issue
+  Cycle arrival = 0;  // cycle the request entered the queue
+  int requester = 0;
+  bool row_hit = false;  // its next command is a column access to the open row
+};
+
+class Scheduler {
+ public:
+  virtual ~Scheduler() = default;
+  // `c[0..n)` in age order (oldest first), n >= 1. Returns an index into c.
+  virtual std::size_t pick(const Candidate* c, std::size_t n) = 0;
+  // Row hits a bank may serve after its activate while an older request waits for another
+  // row; 0 = unlimited. The controller stops treating further hits as hits.
+  virtual int row_hit_cap() const { return 0; }
+  // Told about every column command, for schedulers that measure their requesters.
+  virtual void on_column(int /*requester*/, bool /*row_hit*/, Cycle /*now*/) {}
+};
+
+// Index of the oldest candidate ready at the earliest ready cycle (first-ready), and that
+// cycle; `prefer_hits` puts row hits among them first (FR-FCFS).
+std::size_t pick_first_ready(const Candidate* c, std::size_t n, bool prefer_hits);
+
+// "fcfs" | "frfcfs" | "frfcfs-cap" | "stream-aware"; unknown names throw InputError
+// naming `file` and the JSON path "scheduler".
+std::unique_ptr<Scheduler> make_scheduler(const ControllerConfig& cfg, const std::string& file);
+
+// One constructor per file.
+std::unique_ptr<Scheduler> make_fcfs_scheduler(const ControllerConfig& cfg);
+std::unique_ptr<Scheduler> make_frfcfs_scheduler(const ControllerConfig& cfg);
+std::unique_ptr<Scheduler> make_frfcfs_cap_scheduler(const ControllerConfig& cfg);
+std::unique_ptr<Scheduler> make_stream_aware_scheduler(const ControllerConfig& cfg);
+
+}  // namespace fusim::dram

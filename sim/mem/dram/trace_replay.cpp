@@ -1,0 +1,197 @@
+#include "mem/dram/trace_replay.h"
+
+#include <fmt/format.h>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+
+#include "core/error.h"
+
+namespace fusim::dram {
+namespace {
+
+std::uint64_t splitmix64(std::uint64_t& state) {
+  std::uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+}  // namespace
+
+std::vector<TraceRequest> read_dramsim3_trace(const std::string& path) {
+  std::FILE* f = std::fopen(path.c_str(), "r");
+  if (!f) throw InputError(path, "file", "a readable DRAMsim3 trace file (it does not open)");
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> guard(f, std::fclose);
+  std::vector<TraceRequest> out;
+  char buf[512];
+  std::int64_t line_no = 0;
+  Cycle last = 0;
+  while (std::fgets(buf, sizeof buf, f)) {
+    ++line_no;
+    const std::string where = fmt::format("line {}", line_no);
+    std::string line(buf);
+    while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) line.pop_back();
+    std::size_t first = line.find_first_not_of(" \t");
+    if (first == std::string::npos || line[first] == '#') continue;
+    char addr_s[128], op_s[64], cyc_s[64], extra[8];
+    const int n = std::sscanf(line.c_str(), "%127s %63s %63s %7s", addr_s, op_s, cyc_s, extra);
+    if (n != 3) {
+      throw InputError(path, where,
+                       fmt::format("\"0xADDR READ|WRITE CYCLE\", got \"{}\"", line.substr(0, 80)));
+    }
+    TraceRequest r;
+    char* end = nullptr;
+    const std::string a(addr_s);
+    errno = 0;
+    r.addr = std::strtoull(a.c_str(), &end, 0);
+    if (*end != '\0' || errno != 0 || a[0] == '-') {
+      throw InputError(path, where, fmt::format("an address such as 0x1f40, got \"{}\"", a));
+    }
+    const std::string op(op_s);
+    if (op == "READ" || op == "read" || op == "P_MEM_RD" || op == "IFETCH")
+      r.is_write = false;
+    else if (op == "WRITE" || op == "write" || op == "P_MEM_WR")
+      r.is_write = true;
+    else
+      throw InputError(path, where, fmt::format("READ or WRITE, got \"{}\"", op));
+    errno = 0;
+    const long long c = std::strtoll(cyc_s, &end, 10);
+    if (*end != '\0' || errno != 0 || c < 0) {
+      throw InputError(path, where, fmt::format("an arrival cycle >= 0, got \"{}\"", cyc_s));
+    }
+    if (c < last) {
+      throw InputError(
+          path, where,
+          fmt::format("arrival cycles in non-decreasing order, got {} after {}", c, last));
+    }
+    r.arrival = last = c;
+    out.push_back(r);
+  }
+  return out;
+}
+
+void write_dramsim3_trace(const std::string& path, const std::vector<TraceRequest>& trace) {
+  std::FILE* f = std::fopen(path.c_str(), "w");
+  if (!f) throw InputError(path, "file", "a writable output path");
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> guard(f, std::fclose);
+  for (const auto& r : trace) {
+    fmt::print(f, "0x{:X} {} {}\n", r.addr, r.is_write ? "WRITE" : "READ", r.arrival);
+  }
+  if (std::ferror(f)) throw InputError(path, "file", "a writable output path (write failed)");
+}
+
+std::vector<TraceRequest> generate_trace(const TraceGenOptions& o) {
+  std::vector<TraceRequest> out;
+  out.reserve(o.count);
+  std::uint64_t state = o.seed;
+  const std::uint64_t lines = std::max<std::uint64_t>(o.footprint / o.line, 1);
+  const std::uint64_t mix = o.reads + o.writes;
+  std::uint64_t addr = 0;
+  for (std::uint64_t i = 0; i < o.count; ++i) {
+    TraceRequest r;
+    switch (o.pattern) {
+      case TracePattern::Stream:
+        r.addr = (i % lines) * o.line;
+        break;
+      case TracePattern::Random:
+        r.addr = (splitmix64(state) % lines) * o.line;
+        break;
+      case TracePattern::Strided:
+        r.addr = addr;
+        addr = (addr + o.stride) % (lines * o.line);
+        break;
+    }
+    // Writes spread evenly through the mix (Bresenham): i-th request is a write when the
+    // running write quota crosses an integer.
+    r.is_write = mix > 0 && ((i + 1) * o.writes / mix) != (i * o.writes / mix);
+    r.arrival = static_cast<Cycle>(i) * o.interval;
+    out.push_back(r);
+  }
+  return out;
+}
+
+namespace {
+
+// Sends trace requests at their arrival ticks; when the controller is full it waits for
+// the DramSystem's retry instead of polling.
+class TraceFeeder {
+ public:
+  TraceFeeder(DramSystem& dram, EventQueue& queue, const std::vector<TraceRequest>& trace,
+              Cycle max_cycles, std::uint32_t bytes)
+      : dram_(dram),
+        queue_(queue),
+        trace_(trace),
+        max_cycles_(max_cycles),
+        bytes_(bytes),
+        tck_(dram.spec().tCK) {
+    dram_.set_retry([this] { feed(); });
+  }
+  void feed() {
+    const Tick now = queue_.now();
+    while (next_ < trace_.size()) {
+      const TraceRequest& t = trace_[next_];
+      if (t.arrival >= max_cycles_) {
+        next_ = trace_.size();
+        break;
+      }
+      const Tick at = t.arrival * tck_;
+      if (at > now) {
+        if (at != scheduled_) {
+          scheduled_ = at;
+          queue_.schedule(at, Priority::Compute, [this] { feed(); });
+        }
+        return;
+      }
+      mem::MemRequest r;
+      r.addr = t.addr;
+      r.bytes = bytes_;
+      r.is_write = t.is_write;
+      r.id = next_;
+      if (!dram_.will_accept(r)) return;  // the retry calls feed() again
+      dram_.send(r);
+      ++next_;
+    }
+  }
+  std::uint64_t sent() const { return next_; }
+
+ private:
+  DramSystem& dram_;
+  EventQueue& queue_;
+  const std::vector<TraceRequest>& trace_;
+  Cycle max_cycles_;
+  std::uint32_t bytes_;
+  Tick tck_;
+  std::size_t next_ = 0;
+  Tick scheduled_ = -1;
+};
+
+}  // namespace
+
+ReplayResult replay_trace(DramSystem& dram, EventQueue& queue,
+                          const std::vector<TraceRequest>& trace, Cycle max_cycles,
+                          std::uint32_t bytes) {
+  const Tick tck = dram.spec().tCK;
+  const DramStats before = dram.stats();
+  TraceFeeder feeder(dram, queue, trace, max_cycles, bytes);
+  if (queue.now() == 0)
+    feeder.feed();
+  else
+    queue.schedule(queue.now(), Priority::Compute, [&feeder] { feeder.feed(); });
+  if (max_cycles == kNoCycle)
+    queue.run();
+  else
+    queue.run_until(max_cycles * tck);
+  dram.finish();
+  dram.set_retry(nullptr);
+  ReplayResult result;
+  result.stats = dram.stats() - before;
+  const Tick end =
+      max_cycles == kNoCycle ? std::max(queue.now(), dram.last_completion()) : max_cycles * tck;
+  result.stats.elapsed = end - before.elapsed;
+  result.cycles = (end + tck - 1) / tck;
+  result.sent = feeder.sent();
+  return result;
+}
+
+}  // namespace fusim::dram
