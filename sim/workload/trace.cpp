@@ -1,7 +1,9 @@
 #include "workload/trace.h"
 
-#include <array>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <array>
+#include <tuple>
 #include <utility>
 
 namespace fusim::workload {
@@ -47,14 +49,24 @@ constexpr std::array<std::pair<OpKind, std::string_view>, 26> kOpKinds{{
 
 int dtype_bytes(DType dtype) {
   switch (dtype) {
-    case DType::Float32: return 4;
-    case DType::Float16: return 2;
-    case DType::BFloat16: return 2;
-    case DType::Int64: return 8;
-    case DType::Int32: return 4;
-    case DType::Bool: return 1;
+    case DType::Float32:
+      return 4;
+    case DType::Float16:
+      return 2;
+    case DType::BFloat16:
+      return 2;
+    case DType::Int64:
+      return 8;
+    case DType::Int32:
+      return 4;
+    case DType::Bool:
+      return 1;
   }
   return 4;
+}
+
+bool is_floating(DType dtype) {
+  return dtype == DType::Float32 || dtype == DType::Float16 || dtype == DType::BFloat16;
 }
 
 std::string_view to_string(DType dtype) {
@@ -75,7 +87,9 @@ std::int64_t numel(const Shape& shape) {
   return n;
 }
 
-std::string to_string(const Shape& shape) { return fmt::format("[{}]", fmt::join(shape, ", ")); }
+std::string to_string(const Shape& shape) {
+  return fmt::format("[{}]", fmt::join(shape, ", "));
+}
 
 std::string_view to_string(OpKind op) {
   for (auto& [k, name] : kOpKinds)
@@ -103,6 +117,40 @@ std::int64_t Trace::param_count() const {
   for (const auto& layer : layers)
     for (const auto& p : layer.params) n += numel(p.shape);
   return n;
+}
+
+namespace {
+auto attr_fields(const LayerAttrs& a) {
+  return std::tie(a.kernel, a.stride, a.padding, a.dilation, a.output_size, a.normalized_shape,
+                  a.dims, a.groups, a.dim, a.start_dim, a.end_dim, a.heads, a.padding_idx, a.eps,
+                  a.momentum, a.p, a.bias, a.causal, a.ceil_mode, a.count_include_pad,
+                  a.approximate, a.scalar);
+}
+}  // namespace
+
+bool operator==(const LayerAttrs& a, const LayerAttrs& b) {
+  return attr_fields(a) == attr_fields(b);
+}
+
+bool operator==(const TensorSpec& a, const TensorSpec& b) {
+  return std::tie(a.name, a.shape, a.dtype, a.requires_grad) ==
+         std::tie(b.name, b.shape, b.dtype, b.requires_grad);
+}
+
+bool operator==(const InputRef& a, const InputRef& b) {
+  return a.source == b.source && a.index == b.index;
+}
+
+bool operator==(const Layer& a, const Layer& b) {
+  return std::tie(a.id, a.name, a.op, a.attrs, a.inputs, a.output, a.output_dtype, a.params,
+                  a.buffers, a.output_requires_grad) ==
+         std::tie(b.id, b.name, b.op, b.attrs, b.inputs, b.output, b.output_dtype, b.params,
+                  b.buffers, b.output_requires_grad);
+}
+
+bool operator==(const Trace& a, const Trace& b) {
+  return std::tie(a.model, a.batch, a.dtype, a.source, a.inputs, a.layers) ==
+         std::tie(b.model, b.batch, b.dtype, b.source, b.inputs, b.layers);
 }
 
 }  // namespace fusim::workload

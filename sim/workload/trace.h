@@ -12,21 +12,42 @@ namespace fusim::workload {
 
 enum class DType { Float32, Float16, BFloat16, Int64, Int32, Bool };
 int dtype_bytes(DType dtype);
+bool is_floating(DType dtype);  // float32, float16, bfloat16
 std::string_view to_string(DType dtype);
 std::optional<DType> parse_dtype(std::string_view name);  // "float32", "int64", ...
 
 using Shape = std::vector<std::int64_t>;
-std::int64_t numel(const Shape& shape);  // 1 for a scalar []
+std::int64_t numel(const Shape& shape);     // 1 for a scalar []
 std::string to_string(const Shape& shape);  // "[32, 3, 224, 224]"
 
 // The closed set of layer ops; names in the file are the snake_case strings of to_string.
 enum class OpKind {
-  Linear, Conv2d, BatchNorm, LayerNorm,
-  Relu, Relu6, Gelu, Silu, Sigmoid, Tanh,
-  MaxPool2d, AvgPool2d, AdaptiveAvgPool2d,
-  Add, Mul, Concat, Flatten, Reshape, Permute,
-  Embedding, Matmul, Bmm, Softmax, Dropout,
-  ScaledDotProductAttention, CrossEntropy,
+  Linear,
+  Conv2d,
+  BatchNorm,
+  LayerNorm,
+  Relu,
+  Relu6,
+  Gelu,
+  Silu,
+  Sigmoid,
+  Tanh,
+  MaxPool2d,
+  AvgPool2d,
+  AdaptiveAvgPool2d,
+  Add,
+  Mul,
+  Concat,
+  Flatten,
+  Reshape,
+  Permute,
+  Embedding,
+  Matmul,
+  Bmm,
+  Softmax,
+  Dropout,
+  ScaledDotProductAttention,
+  CrossEntropy,
 };
 std::string_view to_string(OpKind op);
 std::optional<OpKind> parse_op_kind(std::string_view name);
@@ -51,7 +72,9 @@ struct LayerAttrs {
   bool causal = false;                                          // attention
   bool ceil_mode = false, count_include_pad = true;             // pools
   std::string approximate = "none";                             // gelu: "none" | "tanh"
+  std::optional<double> scalar;  // add, mul: the other operand is this number (one input)
 };
+bool operator==(const LayerAttrs& a, const LayerAttrs& b);
 
 struct TensorSpec {
   std::string name;
@@ -59,6 +82,7 @@ struct TensorSpec {
   DType dtype = DType::Float32;
   bool requires_grad = true;
 };
+bool operator==(const TensorSpec& a, const TensorSpec& b);
 
 // Where a layer input comes from: another layer's output or one of the trace's inputs.
 struct InputRef {
@@ -66,6 +90,7 @@ struct InputRef {
   Source source = Source::Layer;
   int index = 0;  // position in Trace::layers (after loading) or in Trace::inputs
 };
+bool operator==(const InputRef& a, const InputRef& b);
 
 struct Layer {
   int id = 0;  // as written in the file; unique
@@ -77,18 +102,28 @@ struct Layer {
   DType output_dtype = DType::Float32;
   std::vector<TensorSpec> params;   // trained by the optimizer
   std::vector<TensorSpec> buffers;  // state that is not trained (batch-norm running stats)
+  // Derived when the trace is validated (not stored in the file): whether autograd tracks
+  // the output, i.e. the layer or one of its ancestors has params with requires_grad (or
+  // reads a model input with requires_grad). Layers without it have no backward.
+  bool output_requires_grad = false;
 };
+bool operator==(const Layer& a, const Layer& b);
 
 struct Trace {
   std::string model;
   std::int64_t batch = 0;
   DType dtype = DType::Float32;
-  std::string source;  // how it was made (the command line)
-  std::string file;    // path it was read from ("" when built in memory)
+  std::string source;              // how it was made (the command line)
+  std::string file;                // path it was read from ("" when built in memory)
   std::vector<TensorSpec> inputs;  // model inputs: data and targets
   std::vector<Layer> layers;       // topological order
 
   std::int64_t param_count() const;  // elements of all params
 };
+// Equal content; `file` (where it was read from) is not compared.
+bool operator==(const Trace& a, const Trace& b);
+inline bool operator!=(const Trace& a, const Trace& b) {
+  return !(a == b);
+}
 
 }  // namespace fusim::workload
