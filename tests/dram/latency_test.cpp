@@ -67,13 +67,16 @@ TEST_CASE("closed row policy precharges after the access") {
   DramSpec spec = preset("ddr4-3200");
   spec.ctrl.row_policy = RowPolicy::Closed;
   Rig rig(spec);
-  CHECK(rig.one(0, false, 0) == 48 * 625);  // ACT at 0, RD at 22
+  const AddressMapping& m = rig.dram->mapping();
+  DramAddress a;
+  CHECK(rig.one(m.encode(a), false, 0) == 48 * 625);  // ACT at 0, RD at 22
   rig.queue.run();
   // An idle channel schedules no events; it settles its row closes when work arrives.
   CHECK(rig.commands[static_cast<int>(Command::PRE)] == 0);
   // The same row again at 1 us: the policy closed it (PRE at tRAS = 52 > RD + tRTP = 34),
   // so this is a miss (ACT + RD = 48 cycles), not a hit.
-  CHECK(rig.one(64, false, 1'000'000) == 48 * 625);
+  a.column = 1;
+  CHECK(rig.one(m.encode(a), false, 1'000'000) == 48 * 625);
   REQUIRE(rig.log.size() == 5);
   CHECK(rig.log[2].command == Command::PRE);
   CHECK(rig.log[2].cycle == 52);
@@ -87,12 +90,18 @@ TEST_CASE("open-timeout closes an idle row after the timeout") {
   spec.ctrl.row_policy = RowPolicy::OpenTimeout;
   spec.ctrl.row_timeout = 100;
   Rig rig(spec);
-  rig.one(0, false, 0);        // RD at cycle 22
-  rig.one(64, false, 30'000);  // cycle 48: still open -> hit (26 cycles)
+  const AddressMapping& m = rig.dram->mapping();
+  DramAddress a;
+  a.row = 9;
+  rig.one(m.encode(a), false, 0);  // ACT at 0, RD at cycle 22
+  a.column = 1;
+  // Cycle 48: still open -> hit (CL + BL/2 = 26 cycles).
+  CHECK(rig.one(m.encode(a), false, 30'000) == 26 * 625);
   CHECK(rig.dram->stats().row_hits == 1);
-  // At cycle 1600 the row has been idle > 100 cycles since the RD at 48: closed by then
-  // (the idle channel catches up on arrival), so this is a miss.
-  CHECK(rig.one(128, false, 1'000'000) == 48 * 625);
+  // At cycle 1600 the row has been idle > 100 cycles since the RD at 48: the policy closed
+  // it (the idle channel catches up on arrival), so this is a miss (48 cycles).
+  a.column = 2;
+  CHECK(rig.one(m.encode(a), false, 1'000'000) == 48 * 625);
   CHECK(rig.dram->stats().row_misses == 2);
   CHECK(rig.checker.violation_count() == 0);
 }

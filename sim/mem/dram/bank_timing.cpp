@@ -45,7 +45,8 @@ void BankTiming::issue(Command c, int r, int g, int b, Cycle at) {
       push(at_group(r, g, Command::RD), at + t.tCCD_L);
       push(at_rank(r, Command::RD), at + std::max(t.tCCD_S, t.tBL));
       for (int o = 0; o < ranks_; ++o) {
-        push(at_rank(o, Command::WR), at + read_to_write + (o == r ? 0 : t.tRTRS));
+        push(at_rank(o, Command::WR),
+             at + (o == r ? read_to_write : t.tCL + t.tBL + t.tRTRS - t.tCWL));
         if (o != r) push(at_rank(o, Command::RD), at + t.tBL + t.tRTRS);
       }
       break;

@@ -42,6 +42,9 @@ ChannelController::ChannelController(const DramSpec& spec, int channel,
 void ChannelController::enqueue(const QueueEntry& e) {
   FUSIM_ASSERT(has_room(e.is_write), "enqueue into a full DRAM queue (will_accept not asked)");
   if (idle()) catch_up(e.arrival);
+  // Decisions are made from the moment a request arrives: one that was possible earlier
+  // (a write that becomes eligible when writes reach the watermark) issues now, not then.
+  floor_ = std::max(floor_, e.arrival);
   (e.is_write ? writes_ : reads_).push_back(e);
   decided_ = false;
 }
@@ -85,7 +88,8 @@ ColumnServed ChannelController::issue() {
 void ChannelController::decide() {
   decided_ = true;
   ++generation_;
-  const Cycle base = last_command_ + 1;  // one command per cycle on the command bus
+  // One command per cycle on the command bus, and never before the latest arrival.
+  const Cycle base = std::max(last_command_ + 1, floor_);
   // Write draining with watermarks: switch to writes when they pile up (or nothing else
   // waits), back to reads once they are drained to the low watermark.
   if (write_mode_) {

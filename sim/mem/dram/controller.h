@@ -47,6 +47,9 @@ class ChannelController {
   bool has_room(bool is_write) const {
     return is_write ? writes_.size() < write_cap_ : reads_.size() < read_cap_;
   }
+  std::size_t free_entries(bool is_write) const {
+    return is_write ? write_cap_ - writes_.size() : read_cap_ - reads_.size();
+  }
   bool idle() const { return reads_.empty() && writes_.empty(); }
   std::size_t queued() const { return reads_.size() + writes_.size(); }
   // Adds a request arriving at e.arrival; an idle channel first catches up on the refreshes
@@ -112,6 +115,7 @@ class ChannelController {
   std::vector<QueueEntry> reads_, writes_;
   bool write_mode_ = false;
   Cycle last_command_ = -1;
+  Cycle floor_ = 0;  // latest arrival seen: nothing is decided for earlier cycles
 
   bool decided_ = false;
   Decision decision_;

@@ -41,10 +41,7 @@ bool DramSystem::will_accept(const mem::MemRequest& request) const {
     std::vector<std::size_t> need(channels_.size(), 0);
     for (std::uint32_t i = 0; i < atoms && ok; ++i) {
       const int ch = mapping_.decode(request.addr + std::uint64_t{i} * atom_bytes_).channel;
-      ++need[ch];
-      const auto cap = static_cast<std::size_t>(request.is_write ? spec_.ctrl.write_queue
-                                                                 : spec_.ctrl.read_queue);
-      ok = channels_[ch]->has_room(request.is_write) && need[ch] <= cap;
+      ok = ++need[ch] <= channels_[ch]->free_entries(request.is_write);
     }
   }
   if (!ok) retry_wanted_ = true;
@@ -116,6 +113,8 @@ void DramSystem::run_channel(int ch) {
       ensure_wake(ch);
       return;
     }
+    FUSIM_ASSERT(at >= now,
+                 fmt::format("DRAM channel {} command at {} ps, before now ({} ps)", ch, at, now));
     const ColumnServed s = c.issue();
     if (s.valid) served(s);
   }
