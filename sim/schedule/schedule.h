@@ -3,6 +3,7 @@
 // update) over K steps, with its op DAG, its streams and every tensor's lifetime and
 // address. Both executors (simulated and real) consume exactly this.
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -31,11 +32,15 @@ struct Tensor {
   int id = 0;
   std::string name;  // "layer3.weight.grad", "layer3.out", "layer3.weight.exp_avg"
   TensorCategory category = TensorCategory::Activations;
-  int layer = -1;    // trace layer index, -1 for none
+  int layer = -1;  // trace layer index, -1 for none
   std::int64_t bytes = 0;
   std::uint64_t address = 0;  // from the allocator model; reused after frees
-  int alloc_op = -1;  // index in Schedule::ops of the first op that needs it (-1: before)
-  int free_op = -1;   // index of the last op that uses it (-1: lives to the end)
+  int alloc_op = -1;          // index in Schedule::ops of the first op that needs it (-1: before)
+  int free_op = -1;           // index of the last op that uses it (-1: lives to the end)
+  // Added: the training step a per-step tensor belongs to (activations, grads, temporaries,
+  // inputs); -1 for tensors that persist across steps (weights, optimizer state).
+  int step = -1;
+  std::int64_t alloc_bytes = 0;  // added: bytes the allocator model hands out (512 B rounding)
 };
 
 enum class AccessMode { Read, Write, ReadWrite };
@@ -51,23 +56,47 @@ struct MemoryPass {
   std::int64_t flops = 0;
 };
 
+// Added: why an edge exists. Data: the op reads what the dependency writes (or overwrites
+// what it reads: write-after-read on w_i / grad_i). Control: the ordering's own sequencing
+// (e.g. eager's optimizer.step() runs after the whole backward).
+enum class DepKind { Data, Control };
+
 struct Op {
   int id = 0;  // == index in Schedule::ops (the issue order)
   OpKind kind = OpKind::Forward;
-  int layer = -1;  // trace layer index (-1 for a whole-model op)
-  int step = 0;    // training step this op belongs to (0-based)
-  int stream = 0;  // 0: main stream; 1: side stream for updates on a GPU
+  int layer = -1;         // trace layer index (-1 for a whole-model op)
+  int step = 0;           // training step this op belongs to (0-based)
+  int stream = 0;         // 0: main stream; 1: side stream for updates on a GPU
   std::vector<int> deps;  // ops that must finish first (data and control edges)
   workload::OpKind layer_op = workload::OpKind::Relu;  // what the layer computes
   std::int64_t flops = 0;
   int kernels = 1;  // kernel launches / dispatches this op costs
   std::vector<MemoryPass> passes;
+  std::vector<DepKind> dep_kinds;  // added: parallel to deps
 };
 
 struct MemoryPeak {
   std::int64_t total = 0;
   std::int64_t weights = 0, grads = 0, optimizer_state = 0, activations = 0, temporaries = 0,
                inputs = 0;  // each category's size at the moment of the total peak
+  // Added. reserved: bytes of allocator segments (what nvidia-smi would show);
+  // max_grads: the most param-grad bytes live at any moment;
+  // grads_at_step_boundary: param-grad bytes live when step 1 starts (forward-fused keeps
+  // every grad of step 0 alive until its update runs inside step 1's forward).
+  std::int64_t reserved = 0, max_grads = 0, grads_at_step_boundary = 0;
+};
+
+// Per-layer placement of U_i, the building block of every ordering (and of `mixed`).
+enum class LayerMode { Eager, Backward, Forward };
+std::string_view to_string(LayerMode mode);  // "eager", "backward", "forward"
+std::optional<LayerMode> parse_layer_mode(std::string_view name);
+
+// A mixed ordering: {"layers": {"<layer name>": "eager|backward|forward", ...},
+//                    "default": "eager"}   (see mixed.h for the strict reader)
+struct MixedOrdering {
+  std::map<std::string, LayerMode> layers;
+  LayerMode fallback = LayerMode::Eager;
+  std::string file;  // where it was read from ("" in memory), for messages
 };
 
 struct Schedule {
@@ -78,6 +107,30 @@ struct Schedule {
   std::vector<Op> ops;  // issue order (priority)
   std::vector<Tensor> tensors;
   MemoryPeak peak;
+  // Added: the U placement used for each trace layer (size == trace.layers.size()).
+  std::vector<LayerMode> layer_modes;
+  bool gpu_streams = false;
 };
+
+struct ScheduleOptions {
+  Ordering ordering = Ordering::Eager;
+  std::string optimizer = "adam";  // a name of optimizer_table() (optimizer.h)
+  OptimizerImpl impl = OptimizerImpl::Foreach;
+  int steps = 0;           // 0: the ordering's default (1; 2 where some U_i is forward-fused)
+  std::string mixed_file;  // Mixed: the per-layer JSON file ...
+  std::optional<MixedOrdering> mixed;  // ... or the spec in memory (wins over the file)
+  bool gpu_streams = false;            // U of backward-fused layers on stream 1 (overlaps B_{i-1})
+};
+
+// Builds the op DAG, issue order, streams, tensors, passes, addresses and peak memory.
+// Bad options (unknown optimizer, steps < 1, forward-fused with steps < 2, bad mixed
+// file) throw InputError.
+Schedule build_schedule(const workload::Trace& trace, const ScheduleOptions& options);
+
+// Proves a schedule correct against the trace, independently of the builder (check.cpp).
+// Empty: valid. Otherwise one message per violation, naming the edge, e.g.
+// "missing edge U#40 (U fc1, step 0) -> F#52 (F fc1, step 1): F reads fc1.weight while
+//  its update from step 0 is pending".
+std::vector<std::string> check_schedule(const workload::Trace& trace, const Schedule& schedule);
 
 }  // namespace fusim::schedule

@@ -1,0 +1,270 @@
+#include "schedule/layer_passes.h"
+
+#include <set>
+
+#include "core/error.h"
+#include "workload/cost.h"
+
+namespace fusim::schedule {
+namespace {
+using workload::InputRef;
+using workload::Layer;
+using LK = workload::OpKind;
+
+bool is_view_op(LK op) {
+  return op == LK::Flatten || op == LK::Reshape || op == LK::Permute;
+}
+
+// What autograd saves from the forward of one layer, beyond its inputs/output.
+struct SavedExtra {
+  const char* suffix;
+  std::int64_t bytes;
+};
+
+class LayerTensors {
+ public:
+  LayerTensors(const workload::Trace& trace, const std::vector<LayerRole>& roles,
+               TensorRegistry& registry)
+      : trace_(trace), roles_(roles), reg_(registry) {}
+
+  int model_input(int index, int step) {
+    const auto& spec = trace_.inputs[std::size_t(index)];
+    return reg_.get(spec.name, step, TensorCategory::Inputs, -1,
+                    workload::numel(spec.shape) * workload::dtype_bytes(spec.dtype));
+  }
+  // The tensor behind a layer input (a view's output is its input's tensor).
+  int input(const InputRef& ref, int step) {
+    if (ref.source == InputRef::Source::ModelInput) return model_input(ref.index, step);
+    return output(ref.index, step);
+  }
+  int output(int layer, int step) {
+    const Layer& l = trace_.layers[std::size_t(layer)];
+    if (roles_[std::size_t(layer)].is_view) return input(l.inputs.at(0), step);
+    return reg_.get(l.name + ".out", step, TensorCategory::Activations, layer, out_bytes(l));
+  }
+  // Gradient of a layer's output (activation gradients are temporaries of the backward).
+  int grad(int layer, int step) {
+    const Layer& l = trace_.layers[std::size_t(layer)];
+    if (roles_[std::size_t(layer)].is_view) return grad(l.inputs.at(0).index, step);
+    return reg_.get(l.name + ".out.grad", step, TensorCategory::Temporaries, layer, out_bytes(l));
+  }
+  int extra(int layer, int step, const SavedExtra& e) {
+    const Layer& l = trace_.layers[std::size_t(layer)];
+    return reg_.get(l.name + "." + e.suffix, step, TensorCategory::Activations, layer, e.bytes);
+  }
+  int param(int layer, int p) {
+    const auto& spec = trace_.layers[std::size_t(layer)].params[std::size_t(p)];
+    return reg_.get(spec.name, -1, TensorCategory::Weights, layer, spec_bytes(spec));
+  }
+  int buffer(int layer, int b) {
+    const auto& spec = trace_.layers[std::size_t(layer)].buffers[std::size_t(b)];
+    return reg_.get(spec.name, -1, TensorCategory::Weights, layer, spec_bytes(spec));
+  }
+  int param_grad(int layer, int p, int step) {
+    const auto& spec = trace_.layers[std::size_t(layer)].params[std::size_t(p)];
+    return reg_.get(spec.name + ".grad", step, TensorCategory::Grads, layer, spec_bytes(spec));
+  }
+
+  static std::int64_t spec_bytes(const workload::TensorSpec& s) {
+    return workload::numel(s.shape) * workload::dtype_bytes(s.dtype);
+  }
+  static std::int64_t out_bytes(const Layer& l) {
+    return workload::numel(l.output) * workload::dtype_bytes(l.output_dtype);
+  }
+
+ private:
+  const workload::Trace& trace_;
+  const std::vector<LayerRole>& roles_;
+  TensorRegistry& reg_;
+};
+
+// Extra tensors autograd saves (beyond inputs and output), by op.
+std::vector<SavedExtra> saved_extras(const workload::Trace& trace, const Layer& l) {
+  std::int64_t n = workload::numel(l.output);
+  switch (l.op) {
+    case LK::Dropout:
+      return {{"mask", n}};  // bool mask, 1 byte per element
+    case LK::MaxPool2d:
+      return {{"indices", n * 8}};  // int64 argmax per output element
+    case LK::BatchNorm:             // save_mean, save_invstd: float32 [C] each
+      return {{"stats", 2 * l.output.at(1) * 4}};
+    case LK::LayerNorm: {  // mean, rstd: float32, one per normalized row
+      std::int64_t rows = n / std::max<std::int64_t>(1, workload::numel(l.attrs.normalized_shape));
+      return {{"stats", 2 * rows * 4}};
+    }
+    case LK::ScaledDotProductAttention:  // logsumexp [N, heads, S] float32
+      return {{"logsumexp", l.output.at(0) * l.attrs.heads * l.output.at(1) * 4}};
+    default:
+      break;
+  }
+  (void)trace;
+  return {};
+}
+
+// Which of its own tensors a layer's backward reads (derivatives.yaml): inputs (by
+// position), the output, the extras. for_weight: the weight-gradient part.
+struct SavedUse {
+  std::vector<int> inputs;
+  bool output = false, extras = false, weight = false;
+};
+SavedUse backward_reads(LK op, bool for_weight) {
+  switch (op) {
+    case LK::Linear:
+    case LK::Conv2d:  // grad_input = grad_out * W;  grad_W = grad_out^T * x
+      return for_weight ? SavedUse{{0}, false, false, false} : SavedUse{{}, false, false, true};
+    case LK::BatchNorm:
+    case LK::LayerNorm:  // both read x and the saved statistics; grad_input also gamma
+      return {{0}, false, true, !for_weight};
+    case LK::Embedding:
+      return {{0}, false, false, false};  // index scatter of grad rows
+    case LK::Relu:
+    case LK::Sigmoid:
+    case LK::Tanh:
+    case LK::Softmax:
+      return {{}, true, false, false};  // derivative from the result
+    case LK::Relu6:                     // hardtanh_backward(grad, self)
+    case LK::Gelu:
+    case LK::Silu:
+      return {{0}, false, false, false};
+    case LK::Dropout:
+    case LK::MaxPool2d:
+      return {{}, false, true, false};  // mask / indices
+    case LK::Mul:
+    case LK::Matmul:
+    case LK::Bmm:
+      return {{0, 1}, false, false, false};
+    case LK::ScaledDotProductAttention:
+      return {{0, 1, 2}, true, true, false};
+    default:
+      return {};  // add, concat, pools by averaging, views: only the output grad
+  }
+}
+}  // namespace
+
+std::vector<LayerRole> layer_roles(const workload::Trace& trace) {
+  std::vector<LayerRole> roles(trace.layers.size());
+  for (std::size_t i = 0; i < trace.layers.size(); ++i) {
+    const Layer& l = trace.layers[i];
+    LayerRole& r = roles[i];
+    r.is_loss = l.op == LK::CrossEntropy;
+    r.is_view = is_view_op(l.op);
+    for (std::size_t p = 0; p < l.params.size(); ++p)
+      if (l.params[p].requires_grad) r.trained_params.push_back(int(p));
+    r.has_bw = !r.trained_params.empty();
+    bool grad_input = false;
+    for (const auto& in : l.inputs) {
+      if (in.source != InputRef::Source::Layer) continue;
+      FUSIM_ASSERT(std::size_t(in.index) < i, "trace layers are in topological order");
+      roles[std::size_t(in.index)].consumers.push_back(int(i));
+      grad_input = grad_input || roles[std::size_t(in.index)].requires_grad;
+    }
+    r.requires_grad = r.has_bw || grad_input;
+    r.has_bx = !r.is_loss && grad_input;
+  }
+  return roles;
+}
+
+void attach_layer_passes(const workload::Trace& trace, const std::vector<LayerRole>& roles,
+                         TensorRegistry& registry, Schedule& schedule) {
+  LayerTensors t(trace, roles, registry);
+  std::set<int> written;  // gradient tensors written so far (accumulate after the first)
+  auto grad_write = [&](int tensor) {
+    return written.insert(tensor).second ? AccessMode::Write : AccessMode::ReadWrite;
+  };
+  for (auto& op : schedule.ops) {
+    if (op.kind == OpKind::Update) continue;
+    const int i = op.layer;
+    const Layer& l = trace.layers[std::size_t(i)];
+    const LayerRole& role = roles[std::size_t(i)];
+    const int s = op.step;
+    op.layer_op = l.op;
+    op.passes.clear();
+    if (role.is_view) {  // a view: metadata only, no kernel, no memory traffic
+      op.kernels = 0;
+      op.flops = 0;
+      continue;
+    }
+    const workload::LayerCost cost = workload::layer_cost(trace, l);
+    op.kernels = 1;
+    switch (op.kind) {
+      case OpKind::Forward: {
+        MemoryPass pass;
+        for (const auto& in : l.inputs) pass.accesses.push_back({t.input(in, s), AccessMode::Read});
+        for (std::size_t p = 0; p < l.params.size(); ++p)
+          pass.accesses.push_back({t.param(i, int(p)), AccessMode::Read});
+        // batch_norm in training updates running_mean/var in place.
+        for (std::size_t b = 0; b < l.buffers.size(); ++b)
+          pass.accesses.push_back({t.buffer(i, int(b)), AccessMode::ReadWrite});
+        pass.accesses.push_back({t.output(i, s), AccessMode::Write});
+        for (const auto& e : saved_extras(trace, l))
+          pass.accesses.push_back({t.extra(i, s, e), AccessMode::Write});
+        pass.flops = cost.flops_fwd;
+        op.passes.push_back(pass);
+        break;
+      }
+      case OpKind::Loss: {
+        // cross_entropy = log_softmax + nll_loss; L runs the forward and seeds backward
+        // (grad of the logits = softmax - one_hot(target), scaled by 1/M).
+        FUSIM_ASSERT(l.inputs.size() == 2, "cross_entropy has logits and target");
+        const int logits = t.input(l.inputs[0], s), target = t.input(l.inputs[1], s);
+        const int log_probs = registry.get(l.name + ".log_probs", s, TensorCategory::Activations, i,
+                                           schedule.tensors[std::size_t(logits)].bytes);
+        const int loss = registry.get(l.name + ".out", s, TensorCategory::Activations, i,
+                                      LayerTensors::out_bytes(l));
+        op.passes.push_back({{{logits, AccessMode::Read},
+                              {target, AccessMode::Read},
+                              {log_probs, AccessMode::Write},
+                              {loss, AccessMode::Write}},
+                             cost.flops_fwd});
+        MemoryPass back{{{log_probs, AccessMode::Read}, {target, AccessMode::Read}},
+                        cost.flops_bwd_input};
+        if (l.inputs[0].source == InputRef::Source::Layer &&
+            roles[std::size_t(l.inputs[0].index)].requires_grad) {
+          int g = t.grad(l.inputs[0].index, s);
+          back.accesses.push_back({g, grad_write(g)});
+        }
+        op.passes.push_back(back);
+        break;
+      }
+      case OpKind::BackwardInput:
+      case OpKind::BackwardWeight: {
+        const bool weight = op.kind == OpKind::BackwardWeight;
+        MemoryPass pass;
+        pass.accesses.push_back({t.grad(i, s), AccessMode::Read});
+        SavedUse use = backward_reads(l.op, weight);
+        for (int k : use.inputs)
+          if (std::size_t(k) < l.inputs.size())
+            pass.accesses.push_back({t.input(l.inputs[std::size_t(k)], s), AccessMode::Read});
+        if (use.output) pass.accesses.push_back({t.output(i, s), AccessMode::Read});
+        if (use.extras)
+          for (const auto& e : saved_extras(trace, l))
+            pass.accesses.push_back({t.extra(i, s, e), AccessMode::Read});
+        if (use.weight && !l.params.empty())
+          pass.accesses.push_back({t.param(i, 0), AccessMode::Read});
+        if (weight) {
+          for (int p : role.trained_params) {
+            int g = t.param_grad(i, p, s);
+            pass.accesses.push_back({g, grad_write(g)});
+          }
+          pass.flops = cost.flops_bwd_weight;
+        } else {
+          for (const auto& in : l.inputs) {
+            if (in.source != InputRef::Source::Layer || !roles[std::size_t(in.index)].requires_grad)
+              continue;
+            int g = t.grad(in.index, s);
+            pass.accesses.push_back({g, grad_write(g)});
+          }
+          pass.flops = cost.flops_bwd_input;
+        }
+        op.passes.push_back(pass);
+        break;
+      }
+      case OpKind::Update:
+        break;
+    }
+    op.flops = 0;
+    for (const auto& p : op.passes) op.flops += p.flops;
+  }
+}
+
+}  // namespace fusim::schedule
