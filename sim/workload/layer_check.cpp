@@ -139,7 +139,8 @@ class LayerCheck {
  private:
   void check_attrs() const;
   void pair(std::string_view name, const std::vector<std::int64_t>& v, std::int64_t min) const {
-    if (v.size() != 2 || v[0] < min || v[1] < min)
+    constexpr std::int64_t kMax = std::int64_t{1} << 31;  // keeps window arithmetic exact
+    if (v.size() != 2 || v[0] < min || v[1] < min || v[0] > kMax || v[1] > kMax)
       fail(fmt::format("attrs.{}", name),
            fmt::format("a list of 2 {}, got {}",
                        min == 1 ? "positive integers" : "non-negative integers", pair_text(v)));

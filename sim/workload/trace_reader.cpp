@@ -31,7 +31,16 @@ DType read_dtype(const JsonView& v) {
 Shape read_shape(const JsonView& v) {
   if (!v.raw().is_array()) v.fail_got("a shape (a list of positive integers)");
   Shape s;
-  for (const auto& e : v.elements()) s.push_back(e.as_int_at_least(1));
+  // Element counts stay far below 2^63 so FLOP and byte products cannot overflow.
+  constexpr std::int64_t kMaxElements = std::int64_t{1} << 40;
+  std::int64_t elements = 1;
+  for (const auto& e : v.elements()) {
+    std::int64_t d = e.as_int_at_least(1);
+    if (d > kMaxElements || elements > kMaxElements / d)
+      v.fail(fmt::format("a shape of at most 2^40 elements, got {}", short_dump(v.raw())));
+    elements *= d;
+    s.push_back(d);
+  }
   return s;
 }
 
