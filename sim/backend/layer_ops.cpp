@@ -49,6 +49,17 @@ at::Tensor attention(const Layer& layer, const at::Tensor& q, const at::Tensor& 
   }
   return at::matmul(probs, split(v)).transpose(1, 2).reshape({n, s, e});
 }
+// A batch-norm buffer by its role ("bn1.running_mean"); undefined when the trace has none
+// (then batch_norm keeps no running stats, as nn.BatchNorm2d(track_running_stats=False)).
+at::Tensor buffer(const Layer& layer, const LayerTensors& t, std::string_view role) {
+  for (std::size_t i = 0; i < layer.buffers.size(); ++i) {
+    const auto& name = layer.buffers[i].name;
+    if (name.size() >= role.size() &&
+        name.compare(name.size() - role.size(), role.size(), role) == 0)
+      return t.buffers.at(i);
+  }
+  return at::Tensor();
+}
 }  // namespace
 
 at::ScalarType to_scalar_type(workload::DType dtype) {
@@ -147,8 +158,8 @@ at::Tensor layer_forward(const Layer& layer, const std::vector<at::Tensor>& in, 
                         or_default(a.padding, {0, 0}), or_default(a.dilation, {1, 1}), a.groups);
     case OpKind::BatchNorm:
       // Training mode: batch statistics, running stats updated (nn.BatchNorm2d.train()).
-      return at::batch_norm(in[0], param(0), param(1), t.buffers.at(0), t.buffers.at(1), true,
-                            a.momentum, a.eps, true);
+      return at::batch_norm(in[0], param(0), param(1), buffer(layer, t, "running_mean"),
+                            buffer(layer, t, "running_var"), true, a.momentum, a.eps, true);
     case OpKind::LayerNorm:
       return at::layer_norm(in[0], a.normalized_shape, param(0), param(1), a.eps, true);
     case OpKind::Relu:

@@ -102,7 +102,8 @@ void TrainingState::forward(int i) {
                                                  i, ref.index));
     // The boundary: a leaf, so B_i's graph ends here and B of the producer is a separate op.
     auto leaf = produced.detach();
-    if (is_floating(leaf)) leaf.requires_grad_(true);
+    // Only where the schedule runs the producer's backward (no B: no gradient wanted).
+    if (is_floating(leaf) && backward_parts_[ref.index] > 0) leaf.requires_grad_(true);
     inputs.push_back(leaf);
     leaves_[i].push_back(leaf);
   }

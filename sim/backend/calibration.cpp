@@ -1,0 +1,149 @@
+#include "backend/calibration.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <thread>
+
+#include "core/error.h"
+#include "core/units.h"
+
+namespace fusim::backend {
+namespace {
+
+// Cache hints, innermost first: sysfs (Linux cacheinfo) where the kernel exposes it, else
+// glibc's sysconf (CPUID leaves 4 / 0x8000001D). Data and unified caches only.
+void cache_hints(std::vector<std::int64_t>& sizes, std::vector<int>& assoc) {
+  for (int level = 1; level <= 3; ++level) {
+    std::int64_t size = 0;
+    int ways = 0;
+    for (int index = 0; index < 8 && size == 0; ++index) {
+      const auto dir = fmt::format("/sys/devices/system/cpu/cpu0/cache/index{}/", index);
+      std::ifstream lv(dir + "level"), ty(dir + "type"), sz(dir + "size"),
+          wa(dir + "ways_of_associativity");
+      int l = 0;
+      std::string type, text;
+      if (!(lv >> l) || l != level || !(ty >> type) || type == "Instruction") continue;
+      if (sz >> text) size = parse_bytes(text).value_or(0);
+      wa >> ways;
+    }
+    if (size == 0) {
+      const int name[3][2] = {{_SC_LEVEL1_DCACHE_SIZE, _SC_LEVEL1_DCACHE_ASSOC},
+                              {_SC_LEVEL2_CACHE_SIZE, _SC_LEVEL2_CACHE_ASSOC},
+                              {_SC_LEVEL3_CACHE_SIZE, _SC_LEVEL3_CACHE_ASSOC}};
+      size = std::max(0L, sysconf(name[level - 1][0]));
+      ways = int(std::max(0L, sysconf(name[level - 1][1])));
+    }
+    if (size <= 0) break;
+    sizes.push_back(size);
+    assoc.push_back(ways > 0 ? ways : 16);
+  }
+}
+
+std::int64_t round_pow2(double bytes) {
+  return std::int64_t(1) << std::int64_t(std::llround(std::log2(std::max(bytes, 1024.0))));
+}
+
+double median_ns(const std::vector<LatencyPoint>& curve, std::int64_t lo, std::int64_t hi) {
+  std::vector<double> v;
+  for (const auto& p : curve)
+    if (p.bytes >= lo && p.bytes <= hi) v.push_back(p.ns);
+  if (v.empty()) return -1;
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// The footprint at which the curve first rises above `threshold` (log-interpolated).
+double crossing(const std::vector<LatencyPoint>& curve, double threshold, std::int64_t from) {
+  for (std::size_t i = 1; i < curve.size(); ++i) {
+    if (curve[i].bytes <= from || curve[i].ns < threshold || curve[i - 1].ns >= threshold) continue;
+    const double f = (threshold - curve[i - 1].ns) / (curve[i].ns - curve[i - 1].ns);
+    return std::exp(std::log(double(curve[i - 1].bytes)) +
+                    f * (std::log(double(curve[i].bytes)) - std::log(double(curve[i - 1].bytes))));
+  }
+  return double(curve.back().bytes);
+}
+}  // namespace
+
+std::vector<MeasuredLevel> find_cache_levels(const std::vector<LatencyPoint>& curve,
+                                             const std::vector<std::int64_t>& hints,
+                                             const std::vector<int>& hint_assoc) {
+  FUSIM_ASSERT(curve.size() >= 4, "a latency curve needs points");
+  const std::int64_t max_bytes = curve.back().bytes;
+  const double dram_ns = curve.back().ns;
+  std::vector<MeasuredLevel> levels;
+  std::int64_t prev_size = 0;
+  // Up to 3 levels; a hint too large to be seen against DRAM (>= max/4) is not trusted.
+  for (std::size_t k = 0; k < 3; ++k) {
+    const std::int64_t hint = k < hints.size() ? hints[k] : 0;
+    const bool hint_usable = hint > prev_size && hint * 4 <= max_bytes;
+    // Plateau: footprints clearly inside the level: above 2x the previous level and below
+    // half of this one (the hint, or for an unusable hint everything up to max/8).
+    const std::int64_t lo = prev_size == 0 ? 0 : 2 * prev_size;
+    const std::int64_t hi = hint_usable ? hint / 2 : max_bytes / 8;
+    double plateau = median_ns(curve, lo, hi);
+    if (plateau < 0 || plateau > 0.7 * dram_ns) break;  // no level left before DRAM
+    // The next plateau: the next hint's, else DRAM's.
+    double next = dram_ns;
+    if (k + 1 < hints.size() && hints[k + 1] * 4 <= max_bytes && hint_usable) {
+      double p = median_ns(curve, 2 * hint, hints[k + 1] / 2);
+      if (p > 0) next = p;
+    }
+    const double measured = crossing(curve, std::sqrt(plateau * next), lo);
+    MeasuredLevel level;
+    level.name = k == 0 ? "L1" : "L2";
+    level.latency_ns = plateau;
+    level.assoc = k < hint_assoc.size() ? hint_assoc[k] : 16;
+    if (hint > 0 && measured >= hint / 2.0 && measured <= hint * 2.0) {
+      level.size = hint;
+      level.how = fmt::format("hint {} confirmed by the curve (crossing at {})", format_bytes(hint),
+                              format_bytes(round_pow2(measured)));
+    } else {
+      level.size = round_pow2(measured);
+      level.how =
+          fmt::format("curve crossing at {}{}", format_bytes(level.size),
+                      hint > 0 ? fmt::format(" (hint {} disagrees)", format_bytes(hint)) : "");
+      if (level.size % (std::int64_t(level.assoc) * 64) != 0) level.assoc = 16;
+    }
+    levels.push_back(level);
+    prev_size = level.size;
+    if (next == dram_ns) break;
+  }
+  if (!levels.empty()) {
+    levels.back().name = "LLC";
+    levels.back().shared = true;
+  }
+  return levels;
+}
+
+Calibration calibrate_host(const std::function<void(const std::string&)>& progress) {
+  Calibration c;
+  c.cores = int(std::max(1u, std::thread::hardware_concurrency()));
+  progress("clock: dependent-add chain");
+  c.clock_mhz = probe::core_clock_mhz();
+  progress("vector FMA throughput");
+  c.vector_flops_per_cycle = probe::vector_flops_per_cycle(c.clock_mhz);
+  // Footprints 4 KiB .. 512 MiB, 4 points per octave... 2 per octave (x sqrt 2).
+  progress("pointer chase, 4 KiB .. 512 MiB");
+  for (double b = 4096; b <= double(512 << 20) * 1.01; b *= std::sqrt(2.0)) {
+    const auto bytes = std::int64_t(b) / 64 * 64;
+    c.curve.push_back({bytes, probe::pointer_chase_ns(bytes, 42)});
+  }
+  std::vector<std::int64_t> hints;
+  std::vector<int> assoc;
+  cache_hints(hints, assoc);
+  c.levels = find_cache_levels(c.curve, hints, assoc);
+  c.dram_latency_ns = c.curve.back().ns;
+  // Arrays of 128 MiB: far beyond any LLC found, so the kernels stream from DRAM.
+  progress("DRAM bandwidth, 1 thread (read, copy, triad)");
+  c.bw_one = probe::stream_bandwidth(128 << 20, 1, 3);
+  progress(fmt::format("DRAM bandwidth, {} threads", c.cores));
+  c.bw_all = probe::stream_bandwidth(128 << 20, c.cores, 3);
+  progress("libtorch op classes (gemm, conv, elementwise, norm, reduction, pool, attention)");
+  c.ops = measure_op_classes(c.cores);
+  return c;
+}
+
+}  // namespace fusim::backend

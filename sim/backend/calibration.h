@@ -1,0 +1,64 @@
+#pragma once
+// `fusim calibrate`: measures this host into a machine model (models/machines/SCHEMA.md).
+// Cache levels come from the pointer-chase latency-vs-footprint curve; sysfs (or CPUID via
+// sysconf) sizes are hints only, because VMs misreport them (this one reports a 508 MiB
+// L3). No torch in this header.
+#include <cstdint>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "backend/memory_probe.h"
+
+namespace fusim::backend {
+
+struct LatencyPoint {
+  std::int64_t bytes = 0;
+  double ns = 0;
+};
+
+struct MeasuredLevel {
+  std::string name;  // "L1", "L2", "LLC"
+  std::int64_t size = 0;
+  double latency_ns = 0;
+  int assoc = 8;
+  bool shared = false;
+  std::string how;  // where the size came from, for the machine's "sources"
+};
+
+// Throughput of each op class of compute::OpClass measured with libtorch on operands that
+// fit in cache, as FLOP/s with FLOPs counted by workload::layer_cost (the simulator's count).
+struct OpClassRates {
+  double gemm = 0, conv = 0, elementwise = 0, norm = 0, reduction = 0, pool = 0, attention = 0;
+  double dispatch_ns = 0;  // host time of one tiny op (a 1-element add)
+};
+OpClassRates measure_op_classes(int threads);  // op_probe.cpp (libtorch)
+
+struct Calibration {
+  int cores = 1;
+  double clock_mhz = 0;
+  double vector_flops_per_cycle = 0;
+  std::vector<LatencyPoint> curve;
+  std::vector<MeasuredLevel> levels;
+  double dram_latency_ns = 0;
+  probe::Bandwidth bw_one, bw_all;  // GB/s, 1 thread and all cores
+  OpClassRates ops;
+};
+
+// Finds cache levels in a latency curve (sorted by footprint), with hint sizes (bytes,
+// innermost first, may be empty or wrong). Each level's latency is the median of its
+// plateau; its size the footprint where the curve crosses the geometric mean of its
+// plateau and the next one, rounded to a power of two, unless the hint lies within a
+// factor of 2 of it (then the hint, which is exact when right).
+std::vector<MeasuredLevel> find_cache_levels(const std::vector<LatencyPoint>& curve,
+                                             const std::vector<std::int64_t>& hint_sizes,
+                                             const std::vector<int>& hint_assoc);
+
+// progress(line) is called before each phase.
+Calibration calibrate_host(const std::function<void(const std::string&)>& progress);
+
+// The machine JSON (host-template.json's shape) with every number's source cited.
+nlohmann::json machine_json(const Calibration& c, const std::string& name);
+
+}  // namespace fusim::backend

@@ -1,0 +1,177 @@
+#include "backend/memory_probe.h"
+
+#include <immintrin.h>
+#include <sys/mman.h>
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <numeric>
+#include <random>
+#include <thread>
+#include <vector>
+
+namespace fusim::backend::probe {
+namespace {
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+// Page-aligned memory with transparent huge pages requested (2 MiB alignment).
+struct HugeBuffer {
+  explicit HugeBuffer(std::size_t bytes) : size(bytes) {
+    constexpr std::size_t kAlign = 2u << 20;
+    data = std::aligned_alloc(kAlign, (bytes + kAlign - 1) / kAlign * kAlign);
+    if (data) madvise(data, bytes, MADV_HUGEPAGE);
+  }
+  ~HugeBuffer() { std::free(data); }
+  HugeBuffer(const HugeBuffer&) = delete;
+  HugeBuffer& operator=(const HugeBuffer&) = delete;
+  void* data = nullptr;
+  std::size_t size = 0;
+};
+
+void run_threads(int threads, const std::function<void(int)>& body) {
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t) pool.emplace_back(body, t);
+  for (auto& th : pool) th.join();
+}
+}  // namespace
+
+double pointer_chase_ns(std::int64_t bytes, std::uint64_t seed) {
+  constexpr std::size_t kLine = 64;
+  const std::size_t lines = std::max<std::size_t>(2, std::size_t(bytes) / kLine);
+  HugeBuffer buffer(lines * kLine);
+  auto* base = static_cast<char*>(buffer.data);
+  // Sattolo's algorithm: a uniformly random permutation that is a single cycle.
+  std::vector<std::uint32_t> next(lines);
+  std::iota(next.begin(), next.end(), 0u);
+  std::mt19937_64 rng(seed);
+  for (std::size_t i = lines - 1; i > 0; --i) {
+    std::uniform_int_distribution<std::size_t> pick(0, i - 1);
+    std::swap(next[i], next[pick(rng)]);
+  }
+  for (std::size_t i = 0; i < lines; ++i)
+    *reinterpret_cast<void**>(base + i * kLine) = base + std::size_t(next[i]) * kLine;
+  // Two laps at least, and enough loads for ~10 ms even when everything hits L1.
+  const std::size_t loads = std::max<std::size_t>(2 * lines, std::size_t(1) << 22);
+  void* p = base;
+  for (std::size_t i = 0; i < lines; ++i) p = *static_cast<void**>(p);  // warm (and TLB)
+  const auto t0 = Clock::now();
+  for (std::size_t i = 0; i < loads; ++i) p = *static_cast<void**>(p);
+  const double s = seconds_since(t0);
+  asm volatile("" : : "r"(p));  // keep the chain
+  return s * 1e9 / double(loads);
+}
+
+Bandwidth stream_bandwidth(std::int64_t bytes, int threads, int repeats) {
+  const std::size_t n = std::size_t(bytes) / sizeof(double);
+  HugeBuffer ba(n * sizeof(double)), bb(n * sizeof(double)), bc(n * sizeof(double));
+  auto* a = static_cast<double*>(ba.data);
+  auto* b = static_cast<double*>(bb.data);
+  auto* c = static_cast<double*>(bc.data);
+  // First touch by the thread that will use each part (NUMA placement as STREAM does).
+  run_threads(threads, [&](int t) {
+    const std::size_t lo = n * t / threads, hi = n * (t + 1) / threads;
+    for (std::size_t i = lo; i < hi; ++i) a[i] = 1.0, b[i] = 2.0, c[i] = 0.5;
+  });
+  std::vector<double> sums(std::size_t(threads) * 8, 0.0);  // one cache line per thread
+  auto best = [&](auto kernel) {
+    double t_best = 1e30;
+    for (int r = 0; r < repeats; ++r) {
+      const auto t0 = Clock::now();
+      run_threads(threads, [&](int t) { kernel(n * t / threads, n * (t + 1) / threads, t); });
+      t_best = std::min(t_best, seconds_since(t0));
+    }
+    return t_best;
+  };
+  Bandwidth bw;
+  const double elems = double(n);
+  bw.read = 8 * elems / best([&](std::size_t lo, std::size_t hi, int t) {
+              double s0 = 0, s1 = 0, s2 = 0, s3 = 0;  // independent chains: not latency bound
+              std::size_t i = lo;
+              for (; i + 4 <= hi; i += 4)
+                s0 += a[i], s1 += a[i + 1], s2 += a[i + 2], s3 += a[i + 3];
+              for (; i < hi; ++i) s0 += a[i];
+              sums[std::size_t(t) * 8] += s0 + s1 + s2 + s3;
+            }) /
+            1e9;
+  bw.copy = 16 * elems / best([&](std::size_t lo, std::size_t hi, int) {
+              for (std::size_t i = lo; i < hi; ++i) c[i] = a[i];
+            }) /
+            1e9;
+  bw.triad = 24 * elems / best([&](std::size_t lo, std::size_t hi, int) {
+               for (std::size_t i = lo; i < hi; ++i) a[i] = b[i] + 3.0 * c[i];
+             }) /
+             1e9;
+  asm volatile("" : : "r"(sums.data()) : "memory");
+  return bw;
+}
+
+double core_clock_mhz() {
+  constexpr std::uint64_t kIterations = 50'000'000;  // 8 adds each: ~0.1 s at 4 GHz
+  double best = 1e30;
+  for (int r = 0; r < 3; ++r) {
+    std::uint64_t x = 0, n = kIterations;
+    const auto t0 = Clock::now();
+    asm volatile(
+        "1:\n\t"
+        "add $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\t"
+        "add $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\t"
+        "dec %1\n\tjnz 1b"
+        : "+r"(x), "+r"(n));
+    best = std::min(best, seconds_since(t0));
+  }
+  return 8.0 * double(kIterations) / best / 1e6;
+}
+
+namespace {
+// 12 independent accumulators hide the FMA latency (4 cycles) on 2-3 FMA pipes.
+__attribute__((target("avx512f"))) double fma_avx512(std::uint64_t iterations) {
+  __m512 acc[12];
+  for (auto& v : acc) v = _mm512_set1_ps(1.0f);
+  const __m512 m = _mm512_set1_ps(0.999999f), k = _mm512_set1_ps(1e-7f);
+  const auto t0 = Clock::now();
+  for (std::uint64_t i = 0; i < iterations; ++i)
+    for (auto& v : acc) v = _mm512_fmadd_ps(v, m, k);
+  const double s = seconds_since(t0);
+  float sink = 0;
+  for (auto& v : acc) sink += _mm512_reduce_add_ps(v);
+  asm volatile("" : : "x"(sink));
+  return double(iterations) * 12 * 16 * 2 / s;
+}
+
+__attribute__((target("avx2,fma"))) double fma_avx2(std::uint64_t iterations) {
+  __m256 acc[12];
+  for (auto& v : acc) v = _mm256_set1_ps(1.0f);
+  const __m256 m = _mm256_set1_ps(0.999999f), k = _mm256_set1_ps(1e-7f);
+  const auto t0 = Clock::now();
+  for (std::uint64_t i = 0; i < iterations; ++i)
+    for (auto& v : acc) v = _mm256_fmadd_ps(v, m, k);
+  const double s = seconds_since(t0);
+  alignas(32) float out[8];
+  __m256 sum = acc[0];
+  for (int j = 1; j < 12; ++j) sum = _mm256_add_ps(sum, acc[j]);
+  _mm256_store_ps(out, sum);
+  asm volatile("" : : "r"(out) : "memory");
+  return double(iterations) * 12 * 8 * 2 / s;
+}
+}  // namespace
+
+double vector_flops_per_cycle(double clock_mhz) {
+  constexpr std::uint64_t kIterations = 4'000'000;
+  double flops = 0;
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f"))
+    flops = fma_avx512(kIterations);
+  else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+    flops = fma_avx2(kIterations);
+  else
+    return 8;  // SSE: 4-wide add + 4-wide mul per cycle
+  return flops / (clock_mhz * 1e6);
+}
+
+}  // namespace fusim::backend::probe

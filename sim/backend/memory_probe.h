@@ -1,0 +1,30 @@
+#pragma once
+// Micro-benchmarks of the host's memory system and cores, for `fusim calibrate`.
+// No torch here; plain C++ threads.
+#include <cstdint>
+
+namespace fusim::backend::probe {
+
+// Average load-to-use latency in ns of a dependent pointer chase through `bytes` of memory:
+// one pointer per 64 B line, lines visited in one random cycle (Sattolo's algorithm), so
+// that hardware prefetchers cannot follow. The buffer asks for transparent huge pages
+// (madvise MADV_HUGEPAGE) so that TLB misses do not pollute the large footprints.
+double pointer_chase_ns(std::int64_t bytes, std::uint64_t seed);
+
+// STREAM kernels (McCalpin, https://www.cs.virginia.edu/stream/ref.html) on arrays of
+// `bytes` each, split over `threads` threads; best of `repeats` in GB/s (1e9 B/s), bytes
+// counted as STREAM does: read 8 B, copy 16 B, triad 24 B per element (no write-allocate).
+struct Bandwidth {
+  double read = 0, copy = 0, triad = 0;
+};
+Bandwidth stream_bandwidth(std::int64_t bytes, int threads, int repeats);
+
+// Core clock in MHz from a chain of dependent integer adds (one per cycle on every x86
+// core since the P6: Intel and AMD optimisation manuals, ADD r64 latency 1).
+double core_clock_mhz();
+
+// FP32 FLOP per cycle of one core: many independent FMA chains at the widest vector width
+// the CPU reports (AVX-512F, else AVX2+FMA, else SSE), measured against `clock_mhz`.
+double vector_flops_per_cycle(double clock_mhz);
+
+}  // namespace fusim::backend::probe

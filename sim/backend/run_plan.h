@@ -1,0 +1,21 @@
+#pragma once
+// What `fusim run` and `fusim validate` execute: the orderings named on the command line,
+// each built into a schedule long enough for the run's warm-up, blocks and final flush.
+#include <string>
+#include <vector>
+
+#include "backend/executor.h"
+#include "schedule/schedule.h"
+#include "workload/trace.h"
+
+namespace fusim::backend {
+
+// "all" -> eager, backward-fused, forward-fused; else a comma-separated list of names.
+// Unknown names (and "mixed", which needs a per-layer file) throw InputError.
+std::vector<schedule::Ordering> parse_orderings(const std::string& text);
+
+std::vector<schedule::Schedule> build_run_schedules(
+    const workload::Trace& trace, const std::vector<schedule::Ordering>& orderings,
+    const std::string& optimizer, schedule::OptimizerImpl impl, const RunOptions& options);
+
+}  // namespace fusim::backend

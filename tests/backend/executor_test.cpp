@@ -1,0 +1,88 @@
+// The timing loop: how many steps it measures, which ops it reports, and its statistics.
+// Times themselves are never asserted (they depend on the machine).
+#include <catch2/catch.hpp>
+
+#include "backend/executor.h"
+#include "backend/step_stats.h"
+#include "core/error.h"
+#include "workload/trace_io.h"
+
+using namespace fusim;
+
+TEST_CASE("Quantiles interpolate between closest ranks like numpy.percentile") {
+  CHECK(backend::quantile({4, 1, 3, 2}, 0.25) == Approx(1.75));
+  CHECK(backend::quantile({4, 1, 3, 2}, 0.5) == Approx(2.5));
+  CHECK(backend::quantile_ticks({10, 30, 20}, 0.5) == 20);
+  CHECK(backend::quantile_ticks({10, 20}, 0.75) == 18);  // 17.5 rounds half away from zero
+}
+
+TEST_CASE("A constant 2x faster candidate is a speedup of 2, outside the noise") {
+  auto s = backend::bootstrap_speedup({10, 10, 10, 10}, {5, 5, 5, 5});
+  CHECK(s.speedup == Approx(2.0));
+  CHECK(s.low == Approx(2.0));
+  CHECK(s.high == Approx(2.0));
+  CHECK(s.outside_noise());
+}
+
+TEST_CASE("Overlapping step times give an interval around 1: within the noise") {
+  std::vector<Tick> a{100, 110, 90, 105, 95, 100}, b{101, 109, 91, 104, 96, 99};
+  auto s = backend::bootstrap_speedup(a, b);
+  CHECK(s.speedup == Approx(1.0));  // both medians are 100
+  CHECK(s.low < 1.0);
+  CHECK(s.high > 1.0);
+  CHECK_FALSE(s.outside_noise());
+  // Seeded: the same inputs give the same interval.
+  auto again = backend::bootstrap_speedup(a, b);
+  CHECK(again.low == s.low);
+  CHECK(again.high == s.high);
+}
+
+TEST_CASE("--device cuda on this libtorch fails with a one-line reason") {
+#ifndef FUSIM_TORCH_CUDA
+  CHECK_THROWS_WITH(backend::check_device("cuda"), Catch::Contains("without CUDA"));
+#endif
+  CHECK_THROWS_WITH(backend::check_device("tpu"),
+                    Catch::Contains("unknown device 'tpu': expected cpu or cuda"));
+  CHECK_NOTHROW(backend::check_device("cpu"));
+}
+
+TEST_CASE("Blocks: warm-up, one re-warm per block, measured steps, per-op timings") {
+  const auto trace = workload::load_trace(FUSIM_SOURCE_DIR "/traces/examples/mlp_tiny.json");
+  backend::RunOptions o;
+  o.warmup = 1;
+  o.steps = 5;
+  o.block = 2;  // blocks of 2, 2, 1 measured steps
+  // 1 warm-up + 3 blocks x (1 re-warm) + 5 measured + 1 final = 10 schedule steps.
+  REQUIRE(backend::schedule_steps_for(o) == 10);
+  std::vector<schedule::Schedule> schedules;
+  for (auto ordering : {schedule::Ordering::Eager, schedule::Ordering::BackwardFused,
+                        schedule::Ordering::ForwardFused}) {
+    schedule::ScheduleOptions so;
+    so.ordering = ordering;
+    so.optimizer = "adam";
+    so.steps = backend::schedule_steps_for(o);
+    schedules.push_back(schedule::build_schedule(trace, so));
+  }
+  auto report = backend::run_schedules(trace, schedules, backend::optimizer_config("adam"), o);
+  REQUIRE(report.results.size() == 3);
+  CHECK(report.baseline == 0);
+  REQUIRE(report.speedups.size() == 3);
+  CHECK(report.speedups[0].speedup == Approx(1.0));
+  for (const auto& r : report.results) {
+    CHECK(r.executor == "cpu");
+    CHECK(r.optimizer == "adam");
+    CHECK(r.impl == "foreach");
+    CHECK(r.steps_measured == 5);
+    CHECK(r.step_times.size() == 5);
+    CHECK(r.step_time_p25 <= r.step_time);
+    CHECK(r.step_time <= r.step_time_p75);
+    // mlp_tiny per step: F fc1, F act, F fc2, L loss, Bx fc2, Bw fc2, Bx act, Bw fc1,
+    // U fc1, U fc2 = 10 ops (fc1 has no Bx: its input needs no gradient).
+    CHECK(r.per_op.size() == 5 * 10);
+    for (const auto& op : r.per_op) CHECK(op.end >= op.start);
+  }
+  CHECK(report.results[1].ordering == "backward-fused");
+  // Measured steps are iterations 2-3, 5-6, 8 (after warm-up and each re-warm).
+  CHECK(report.results[0].per_op.front().step == 2);
+  CHECK(report.results[0].per_op.back().step == 8);
+}
