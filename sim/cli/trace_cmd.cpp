@@ -114,6 +114,8 @@ void add_trace_command(CLI::App& app) {
       "exits with code 2 if any file failed.");
   validate->add_option("FILE", validate_opt->files, "Trace JSON files")->required();
   validate->callback([validate_opt] { run_validate(*validate_opt); });
+
+  add_trace_gen_command(*trace);
 }
 
 }  // namespace fusim::cli

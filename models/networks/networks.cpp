@@ -1,0 +1,52 @@
+#include "networks/networks.h"
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+#include "workload/validate.h"
+
+namespace fusim::networks {
+
+const std::vector<std::string>& network_names() {
+  static const std::vector<std::string> names{
+      "mlp",   "resnet18",     "resnet34",  "resnet50",   "resnet101",  "vgg11",
+      "vgg16", "mobilenet_v2", "bert-base", "gpt2-small", "gpt2-medium"};
+  return names;
+}
+
+namespace {
+
+workload::Trace generate(const std::string& name, const NetworkOptions& o) {
+  if (o.batch < 1)
+    throw InputError(fmt::format("--batch: expected a positive integer, got {}", o.batch));
+  if (o.resolution < 1)
+    throw InputError(
+        fmt::format("--resolution: expected a positive integer, got {}", o.resolution));
+  if (o.seq < 1) throw InputError(fmt::format("--seq: expected a positive integer, got {}", o.seq));
+  if (o.layers < 0 || o.hidden < 0 || o.heads < 0)
+    throw InputError("--layers, --hidden, --heads: expected positive integers");
+  if (name == "mlp") return make_mlp(o);
+  if (name == "resnet18") return make_resnet(18, o);
+  if (name == "resnet34") return make_resnet(34, o);
+  if (name == "resnet50") return make_resnet(50, o);
+  if (name == "resnet101") return make_resnet(101, o);
+  if (name == "vgg11") return make_vgg(11, o);
+  if (name == "vgg16") return make_vgg(16, o);
+  if (name == "mobilenet_v2") return make_mobilenet_v2(o);
+  if (name == "bert-base" || name == "gpt2-small" || name == "gpt2-medium")
+    return make_transformer(transformer_preset(name), o);
+  throw InputError(
+      fmt::format("NETWORK: expected one of {}, got '{}'", fmt::join(network_names(), ", "), name));
+}
+
+}  // namespace
+
+workload::Trace make_network(const std::string& name, const NetworkOptions& o) {
+  workload::Trace trace = generate(name, o);
+  // The same checks as a file gets (shapes along every edge, params matching their op),
+  // and the derived fields (output_requires_grad) every consumer relies on.
+  workload::validate_and_sort(trace);
+  return trace;
+}
+
+}  // namespace fusim::networks

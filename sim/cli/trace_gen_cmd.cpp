@@ -1,0 +1,69 @@
+// `fusim trace gen`: a network-zoo trace (models/networks) written as trace JSON.
+#include <fmt/format.h>
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "cli/commands.h"
+#include "networks/networks.h"
+#include "workload/trace_io.h"
+
+namespace fusim::cli {
+namespace {
+
+struct GenOptions {
+  std::string network;
+  std::string output;
+  networks::NetworkOptions net;
+};
+
+// The command line that reproduces the file, recorded in its `source`.
+std::string command_line(const CLI::App& gen, const GenOptions& o) {
+  std::string cmd = fmt::format("fusim trace gen {} --batch {}", o.network, o.net.batch);
+  if (gen.count("--resolution")) cmd += fmt::format(" --resolution {}", o.net.resolution);
+  if (gen.count("--layers")) cmd += fmt::format(" --layers {}", o.net.layers);
+  if (gen.count("--hidden")) cmd += fmt::format(" --hidden {}", o.net.hidden);
+  if (gen.count("--heads")) cmd += fmt::format(" --heads {}", o.net.heads);
+  if (gen.count("--seq")) cmd += fmt::format(" --seq {}", o.net.seq);
+  return cmd + " -o " + o.output;
+}
+
+void run_gen(const CLI::App& gen, GenOptions& o) {
+  o.net.source = command_line(gen, o);
+  workload::Trace trace = networks::make_network(o.network, o.net);
+  workload::save_trace(trace, o.output);
+  std::fputs(fmt::format("{}: {} ({} layers, {} params)\n", o.output, trace.model,
+                         trace.layers.size(), trace.param_count())
+                 .c_str(),
+             stdout);
+}
+
+}  // namespace
+
+void add_trace_gen_command(CLI::App& trace) {
+  auto opt = std::make_shared<GenOptions>();
+  auto* gen = trace.add_subcommand(
+      "gen",
+      "Generate the training-step trace of a zoo network (forward layers plus a\n"
+      "cross_entropy loss), built like torchvision's definition (resnet, vgg, mobilenet_v2)\n"
+      "or scripts/fusim_models.py (mlp, bert-base, gpt2-*): same layer order, names, shapes\n"
+      "and parameters as scripts/capture_trace.py records from PyTorch.");
+  gen->add_option("NETWORK", opt->network,
+                  fmt::format("One of: {}", fmt::join(networks::network_names(), ", ")))
+      ->required();
+  gen->add_option("--batch", opt->net.batch, "Batch size")->default_val(32);
+  gen->add_option("--resolution", opt->net.resolution,
+                  "Image side in pixels for resnet*, vgg*, mobilenet_v2")
+      ->default_val(224);
+  gen->add_option("--layers", opt->net.layers,
+                  "Transformer blocks (default: the preset's); mlp: hidden layers (default 2)");
+  gen->add_option("--hidden", opt->net.hidden,
+                  "Transformer hidden size (default: the preset's; a multiple of --heads);\n"
+                  "mlp: hidden width (default 1024)");
+  gen->add_option("--heads", opt->net.heads, "Attention heads (default: the preset's)");
+  gen->add_option("--seq", opt->net.seq, "Transformer sequence length")->default_val(128);
+  gen->add_option("-o,--output", opt->output, "Trace JSON file to write")->required();
+  gen->callback([gen, opt] { run_gen(*gen, *opt); });
+}
+
+}  // namespace fusim::cli
