@@ -23,7 +23,7 @@ def dtype_name(dtype, where):
 
 
 class LayerBuilder:
-    def __init__(self, gm, values, trace_dtype):
+    def __init__(self, gm, values, trace_dtype, tied=None):
         self.gm = gm
         self.values = values
         self.trace_dtype = trace_dtype
@@ -32,6 +32,7 @@ class LayerBuilder:
         self.refs = {}          # node -> layer id (int) or model input name (str)
         self.param_owner = {}   # param name -> fx node name that owns it
         self.modules = dict(gm.named_modules())
+        self.tied = tied or {}  # param name -> the name of the tensor it shares
         self.name_uses = {}     # module path -> calls so far (a ReLU module may run twice)
 
     # ---- helpers used by the op tables ----
@@ -93,6 +94,10 @@ class LayerBuilder:
 
     def spec(self, name, tensor, trained, node):
         if trained:
+            if name in self.tied:
+                raise CaptureError(f"fx node '{node.name}': parameter '{name}' is the same "
+                                   f"tensor as '{self.tied[name]}' (tied weights); trace "
+                                   "version 1 gives every layer its own parameters")
             if name in self.param_owner:
                 raise CaptureError(f"fx node '{node.name}': parameter '{name}' is already used "
                                    f"by '{self.param_owner[name]}'; shared (tied) parameters "

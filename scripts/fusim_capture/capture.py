@@ -51,6 +51,7 @@ def capture(model, name, batch, input_shape, seq, dtype, source):
         raise CaptureError(f"--batch: expected a positive integer, got {batch}")
     params = {id(p): p for p in model.parameters()}
     expected_params = sum(p.numel() for p in params.values())
+    tied = _tied_parameters(model)
     model = model.to(device="meta", dtype=TORCH_DTYPES[dtype]).train()
 
     placeholders = [n for n, p in _forward_params(model)]
@@ -59,7 +60,7 @@ def capture(model, name, batch, input_shape, seq, dtype, source):
     else:
         example = [torch.empty(batch, *input_shape, dtype=TORCH_DTYPES[dtype], device="meta")]
     gm, values = trace_module(model, example)
-    builder = LayerBuilder(gm, values, dtype)
+    builder = LayerBuilder(gm, values, dtype, tied)
     input_names = ["input"] + [n for n in placeholders[1:]]
     out = builder.build(input_names)
 
@@ -84,6 +85,24 @@ def capture(model, name, batch, input_shape, seq, dtype, source):
     return {"format": "fusim-trace", "version": 1, "model": name, "batch": batch,
             "dtype": dtype, "source": source, "inputs": builder.inputs,
             "layers": builder.layers}, expected_params
+
+
+def _tied_parameters(model):
+    """{name: first name} for parameters that are the same tensor as an earlier one.
+
+    Recorded before the move to meta, which gives each module its own copy and so would
+    hide the tying (e.g. an LM head sharing the token embedding's weight).
+    """
+    first, tied = {}, {}
+    for module_name, module in model.named_modules():
+        for pname, p in module._parameters.items():
+            if p is None:
+                continue
+            name = f"{module_name}.{pname}" if module_name else pname
+            if id(p) in first and first[id(p)] != name:
+                tied[name] = first[id(p)]
+            first.setdefault(id(p), name)
+    return tied
 
 
 def _forward_params(model):

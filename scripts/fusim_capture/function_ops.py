@@ -32,10 +32,28 @@ def binary(op):
         if node.kwargs.get("alpha", 1) != 1:
             fail(node, "add with alpha != 1 is not in fusim's op set")
         x, y = node.args[0], node.args[1]
-        if not (b.is_tensor(x) and b.is_tensor(y)):
-            fail(node, f"{op} of a tensor and a constant is not in fusim's op set "
-                       "(only tensor-tensor elementwise ops)")
-        b.emit(node, op, {}, [x, y])
+        if b.is_tensor(x) and b.is_tensor(y):
+            return b.emit(node, op, {}, [x, y])
+        tensor, other = (x, y) if b.is_tensor(x) else (y, x)
+        scalar_op(b, node, op, tensor, other)
+    return convert
+
+
+def scalar_op(b, node, op, tensor, other, transform=lambda c: c):
+    """x + c, x * c (either order) as add/mul with attrs.scalar; x - c and x / c too."""
+    value = b.static(other, node, "the constant operand")
+    if not b.is_tensor(tensor) or isinstance(value, bool) or not isinstance(value, (int, float)):
+        fail(node, f"{op} needs two tensors or a tensor and a number")
+    b.emit(node, op, {"scalar": float(transform(value))}, [tensor])
+
+
+def sub_or_div(op, transform):
+    def convert(b, node):
+        x, y = node.args[0], node.args[1]
+        if not b.is_tensor(x) or b.is_tensor(y):
+            fail(node, "only tensor - number and tensor / number are expressible "
+                       "(fusim has no sub/div op)")
+        scalar_op(b, node, op, x, y, transform)
     return convert
 
 
@@ -136,6 +154,7 @@ def alias(b, node):
 FUNCTIONS = {
     operator.add: binary("add"), operator.iadd: binary("add"), torch.add: binary("add"),
     operator.mul: binary("mul"), operator.imul: binary("mul"), torch.mul: binary("mul"),
+    operator.sub: sub_or_div("add", lambda c: -c), operator.truediv: sub_or_div("mul", lambda c: 1.0 / c),
     torch.relu: unary("relu"), F.relu: unary("relu"), F.relu6: unary("relu6"),
     F.gelu: gelu, F.silu: unary("silu"), torch.sigmoid: unary("sigmoid"),
     torch.tanh: unary("tanh"), F.dropout: dropout, F.softmax: softmax, torch.softmax: softmax,
