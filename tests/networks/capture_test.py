@@ -55,6 +55,12 @@ class CaptureModels(unittest.TestCase):
                     self.assertEqual(counted, numel)
                     self.assertEqual(sum(_numel(s) for s in got.values()), numel)
                     self.assertEqual(trace["layers"][-1]["op"], "cross_entropy")
+                    if name == "vgg11":
+                        # Five 2x2 pools take 32 px to 1; the adaptive pool makes it 7x7.
+                        by_name = {l["name"]: l for l in trace["layers"]}
+                        self.assertEqual(by_name["features.20"]["output"], [2, 512, 1, 1])
+                        self.assertEqual(by_name["avgpool"]["output"], [2, 512, 7, 7])
+                        self.assertEqual(by_name["flatten"]["output"], [2, 25088])
                     path = os.path.join(tmp, name + ".json")
                     with open(path, "w") as f:
                         f.write(to_compact_json(trace))
@@ -63,15 +69,6 @@ class CaptureModels(unittest.TestCase):
             self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
             for path in files:
                 self.assertIn(f"{path}: ok", result.stdout)
-
-    def test_vgg11_shapes_at_32px(self):
-        # Five 2x2 pools take 32 px to 1; the adaptive pool replicates it to 7x7.
-        trace, _ = capture(tvm.vgg11(weights=None), "vgg11", 2, [3, 32, 32], None,
-                           "float32", "test")
-        by_name = {l["name"]: l for l in trace["layers"]}
-        self.assertEqual(by_name["features.20"]["output"], [2, 512, 1, 1])
-        self.assertEqual(by_name["avgpool"]["output"], [2, 512, 7, 7])
-        self.assertEqual(by_name["flatten"]["output"], [2, 25088])
 
 
 class CaptureCommandLine(unittest.TestCase):
@@ -107,8 +104,9 @@ class CaptureCommandLine(unittest.TestCase):
                           "parameter 'lm_head.weight' is the same tensor as 'tok.weight'")
 
     def test_logits_must_be_two_dimensional(self):
-        self.expect_error(["capture_test_models:no_reshape", "--seq", "8"],
-                          "has shape [2, 8, 10]; cross_entropy needs logits [M, classes]")
+        self.expect_error(["capture_test_models:no_reshape", "--batch", "2", "--seq", "8"],
+                          "(fx node 'fc') has shape [2, 8, 10]; cross_entropy needs logits "
+                          "[M, classes]")
 
     def test_unknown_model(self):
         self.expect_error(["resnet19"], "MODEL 'resnet19': not a torchvision classification model")
