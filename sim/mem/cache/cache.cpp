@@ -44,9 +44,14 @@ std::optional<Victim> Cache::insert(std::uint64_t unit, bool dirty) {
   std::size_t base = std::size_t{set} * ways_;
   std::optional<Victim> victim;
   std::uint32_t way = ways_;
+#ifndef NDEBUG
+  FUSIM_ASSERT(find(unit) < 0, "inserting a line that is already present");
+#endif
   for (std::uint32_t w = 0; w < ways_; ++w) {
-    FUSIM_ASSERT(tags_[base + w] != unit, "inserting a line that is already present");
-    if (way == ways_ && tags_[base + w] == kInvalid) way = w;
+    if (tags_[base + w] == kInvalid) {
+      way = w;
+      break;
+    }
   }
   if (way == ways_) {
     way = policy_->victim(set);

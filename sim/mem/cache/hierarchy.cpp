@@ -98,9 +98,28 @@ RangeResult Hierarchy::access_range(int core, Addr addr, std::uint64_t bytes, Ac
   RangeResult r;
   if (bytes == 0) return r;
   std::uint64_t first = addr >> shift_, last = (addr + bytes - 1) >> shift_;
-  for (std::uint64_t u = first; u <= last; ++u)
-    ++r.served[static_cast<std::size_t>(access_unit(core, u, kind))];
   r.units = last - first + 1;
+  // Fast path for the common case, a first-level hit: one inlined tag scan, no recursion.
+  // Write-through first levels and streaming stores take the general path.
+  Cache& l1 = instance(0, core);
+  const bool fast = kind != AccessKind::StreamingWrite && levels_[0].write_back;
+  const bool write = kind == AccessKind::Write;
+  for (std::uint64_t u = first; u <= last; ++u) {
+    if (fast && l1.lookup(u, write)) {
+      ++r.served[0];
+      continue;
+    }
+    int served;
+    if (!fast) {
+      served = access_unit(core, u, kind);
+    } else if (write) {
+      served = write_after_miss(0, core, u);
+    } else {
+      bool dirty = false;
+      served = read_after_miss(0, core, u, dirty);
+    }
+    ++r.served[static_cast<std::size_t>(served)];
+  }
   return r;
 }
 
@@ -133,6 +152,12 @@ int Hierarchy::read_from(int k, int core, std::uint64_t unit, bool& dirty) {
     dirty = level.exclusive ? *c.invalidate(unit) : false;  // exclusive: the line moves up
     return k;
   }
+  return read_after_miss(k, core, unit, dirty);
+}
+
+// The rest of read_from once `level` missed (its lookup already counted).
+int Hierarchy::read_after_miss(int k, int core, std::uint64_t unit, bool& dirty) {
+  Level& level = levels_[static_cast<std::size_t>(k)];
   int served = read_from(k + 1, core, unit, dirty);
   if (level.exclusive) return served;  // a victim cache is not filled by misses
   fill(k, core, unit, dirty);
@@ -153,6 +178,12 @@ int Hierarchy::write_at(int k, int core, std::uint64_t unit) {
     if (!level.write_back) write_at(k + 1, core, unit);
     return k;
   }
+  return write_after_miss(k, core, unit);
+}
+
+// The rest of write_at once `level` missed (its lookup already counted).
+int Hierarchy::write_after_miss(int k, int core, std::uint64_t unit) {
+  Level& level = levels_[static_cast<std::size_t>(k)];
   if (!level.write_allocate || level.exclusive) return write_at(k + 1, core, unit);
   bool dirty = false;
   int served = read_from(k + 1, core, unit, dirty);

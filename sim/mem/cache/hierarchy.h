@@ -163,7 +163,9 @@ class Hierarchy {
   }
   int access_unit(int core, std::uint64_t unit, AccessKind kind);
   int read_from(int level, int core, std::uint64_t unit, bool& dirty);
+  int read_after_miss(int level, int core, std::uint64_t unit, bool& dirty);
   int write_at(int level, int core, std::uint64_t unit);
+  int write_after_miss(int level, int core, std::uint64_t unit);
   void fill(int level, int core, std::uint64_t unit, bool dirty);
   void evicted(int level, int core, Victim victim);
   void write_back_into(int level, int core, std::uint64_t unit);
