@@ -1,0 +1,243 @@
+// `fusim dram`: replays a DRAMsim3-format request trace on a DRAM preset (or a preset file,
+// or a machine file's "dram" object) and prints bandwidth, latency distribution and row
+// buffer behaviour, so fusim can be compared side by side with DRAMsim3 and Ramulator on
+// identical traces. `fusim dram gen` writes such traces.
+#include <fmt/format.h>
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "cli/commands.h"
+#include "cli/output_format.h"
+#include "core/error.h"
+#include "core/json_view.h"
+#include "core/units.h"
+#include "mem/dram/trace_replay.h"
+
+namespace fusim::cli {
+namespace {
+
+struct DramOptions {
+  std::string config, trace;
+  std::int64_t cycles = 0;
+  std::string scheduler, mapping, row_policy;
+  OutputFormat format;
+};
+
+struct GenOptions {
+  std::string pattern = "random", output, footprint = "1GiB", stride = "4KiB";
+  std::uint64_t reads = 1, writes = 0, count = 0, seed = 1;
+  std::int64_t interval = 1;
+};
+
+// A preset name, a preset file, a {"preset": ...} override object or a machine file with
+// a "dram" member.
+dram::DramSpec load_config(const std::string& config) {
+  if (config.find('/') == std::string::npos &&
+      (config.size() < 5 || config.compare(config.size() - 5, 5, ".json") != 0)) {
+    return dram::load_dram_preset(config);
+  }
+  const nlohmann::json doc = load_json_file(config);
+  const JsonView root(doc, config);
+  root.require_object();
+  dram::DramSpec spec =
+      root.has("dram") ? dram::load_dram_spec(root.at("dram")) : dram::load_dram_spec(root);
+  spec.name = config;
+  return spec;
+}
+
+std::string fixed(double v, int digits) {
+  return fmt::format("{:.{}f}", v, digits);
+}
+
+void run_dram(const DramOptions& opt) {
+  if (opt.config.empty() || opt.trace.empty()) {
+    throw InputError(
+        "fusim dram: expected --config PRESET_OR_FILE and --trace FILE (or the "
+        "subcommand gen)");
+  }
+  dram::DramSpec spec = load_config(opt.config);
+  if (!opt.scheduler.empty()) spec.ctrl.scheduler = opt.scheduler;
+  if (!opt.mapping.empty()) spec.ctrl.mapping = opt.mapping;
+  if (!opt.row_policy.empty()) {
+    if (opt.row_policy == "open")
+      spec.ctrl.row_policy = dram::RowPolicy::Open;
+    else if (opt.row_policy == "closed")
+      spec.ctrl.row_policy = dram::RowPolicy::Closed;
+    else
+      throw InputError(
+          "--row-policy: expected open or closed (others need their parameter "
+          "in a config file: row_timeout, row_cap)");
+  }
+  const std::vector<dram::TraceRequest> trace = dram::read_dramsim3_trace(opt.trace);
+  EventQueue queue;
+  dram::DramSystem system(spec, queue, opt.config);
+  std::fprintf(stderr, "fusim dram: replaying %zu requests on %s\n", trace.size(),
+               spec.name.c_str());
+  const auto t0 = std::chrono::steady_clock::now();
+  const dram::ReplayResult r =
+      dram::replay_trace(system, queue, trace, opt.cycles > 0 ? opt.cycles : dram::kNoCycle);
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const dram::DramStats& s = r.stats;
+  const double seconds = to_seconds(s.elapsed);
+  const double bw = s.bandwidth_bytes_per_s() / 1e9;
+  auto ns = [&](double cycles) { return s.cycles_to_ns(cycles); };
+  const double rmean = ns(s.read_latency.mean()), rp50 = ns(s.read_latency.percentile(0.5)),
+               rp99 = ns(s.read_latency.percentile(0.99));
+  const double wmean = ns(s.write_latency.mean()), wp50 = ns(s.write_latency.percentile(0.5)),
+               wp99 = ns(s.write_latency.percentile(0.99));
+  const double rate = wall > 0 ? static_cast<double>(s.requests()) / wall : 0;
+
+  nlohmann::json per_requester = nlohmann::json::array();
+  for (std::size_t i = 0; i < s.requesters.size(); ++i) {
+    const auto& q = s.requesters[i];
+    if (q.accesses == 0) continue;
+    per_requester.push_back(
+        {{"requester", i},
+         {"reads", q.reads},
+         {"writes", q.writes},
+         {"bytes", q.bytes},
+         {"row_hit_rate", static_cast<double>(q.row_hits) / q.accesses},
+         {"read_latency_ns_mean",
+          q.reads ? ns(static_cast<double>(q.read_latency_cycles) / q.reads) : 0.0}});
+  }
+  const nlohmann::json json = {
+      {"preset", spec.name},
+      {"standard", spec.standard},
+      {"scheduler", spec.ctrl.scheduler},
+      {"mapping", spec.ctrl.mapping},
+      {"row_policy", dram::to_string(spec.ctrl.row_policy)},
+      {"requests", s.requests()},
+      {"reads", s.reads},
+      {"writes", s.writes},
+      {"cycles", r.cycles},
+      {"seconds_simulated", seconds},
+      {"bandwidth_gbps", bw},
+      {"peak_bandwidth_gbps", spec.peak_bandwidth_bytes_per_s() / 1e9},
+      {"read_latency_ns", {{"mean", rmean}, {"p50", rp50}, {"p99", rp99}}},
+      {"write_latency_ns", {{"mean", wmean}, {"p50", wp50}, {"p99", wp99}}},
+      {"row_hit_rate", s.row_hit_rate()},
+      {"row_miss_rate", s.row_miss_rate()},
+      {"row_conflict_rate", s.row_conflict_rate()},
+      {"activates", s.activates},
+      {"refreshes", s.refreshes},
+      {"per_bank_refreshes", s.per_bank_refreshes},
+      {"bank_utilization", s.bank_utilization()},
+      {"per_requester", per_requester},
+      {"wall_seconds", wall},
+      {"requests_per_s", rate}};
+  Table table({"metric", "value"});
+  table.add_row({"preset", spec.name});
+  table.add_row({"scheduler / mapping / row policy",
+                 fmt::format("{} / {} / {}", spec.ctrl.scheduler, spec.ctrl.mapping,
+                             dram::to_string(spec.ctrl.row_policy))});
+  table.add_row(
+      {"requests (reads, writes)", fmt::format("{} ({}, {})", s.requests(), s.reads, s.writes)});
+  table.add_row({"DRAM cycles", std::to_string(r.cycles)});
+  table.add_row({"simulated time (us)", fixed(seconds * 1e6, 3)});
+  table.add_row(
+      {"bandwidth (GB/s)", fmt::format("{} of {} peak", fixed(bw, 2),
+                                       fixed(spec.peak_bandwidth_bytes_per_s() / 1e9, 1))});
+  table.add_row({"read latency mean / p50 / p99 (ns)",
+                 fmt::format("{} / {} / {}", fixed(rmean, 1), fixed(rp50, 1), fixed(rp99, 1))});
+  table.add_row({"write latency mean / p50 / p99 (ns)",
+                 fmt::format("{} / {} / {}", fixed(wmean, 1), fixed(wp50, 1), fixed(wp99, 1))});
+  table.add_row({"row hit / miss / conflict",
+                 fmt::format("{} / {} / {}", fixed(s.row_hit_rate(), 3),
+                             fixed(s.row_miss_rate(), 3), fixed(s.row_conflict_rate(), 3))});
+  table.add_row({"activates", std::to_string(s.activates)});
+  table.add_row(
+      {"refreshes (all-bank, per-bank)", fmt::format("{}, {}", s.refreshes, s.per_bank_refreshes)});
+  table.add_row({"bank utilization (row open)", fixed(s.bank_utilization(), 3)});
+  table.add_row({"wall time (s)", fixed(wall, 3)});
+  table.add_row({"requests per second", fixed(rate, 0)});
+  print_result(opt.format, json, table);
+}
+
+std::uint64_t byte_option(const std::string& text, const char* flag) {
+  const auto v = parse_bytes(text);
+  if (!v || *v <= 0)
+    throw InputError(
+        fmt::format("{}: expected a size such as 64, 4KiB, 1GiB, got \"{}\"", flag, text));
+  return static_cast<std::uint64_t>(*v);
+}
+
+void run_gen(const GenOptions& opt) {
+  dram::TraceGenOptions o;
+  o.pattern = opt.pattern == "stream"    ? dram::TracePattern::Stream
+              : opt.pattern == "strided" ? dram::TracePattern::Strided
+                                         : dram::TracePattern::Random;
+  if (opt.reads + opt.writes == 0)
+    throw InputError("--reads/--writes: expected a mix with at least one non-zero weight");
+  if (opt.count == 0) throw InputError("-n: expected a positive number of requests");
+  if (opt.interval < 0) throw InputError("--interval: expected cycles >= 0");
+  o.reads = opt.reads;
+  o.writes = opt.writes;
+  o.count = opt.count;
+  o.seed = opt.seed;
+  o.interval = opt.interval;
+  o.footprint = byte_option(opt.footprint, "--footprint");
+  o.stride = byte_option(opt.stride, "--stride");
+  dram::write_dramsim3_trace(opt.output, dram::generate_trace(o));
+  std::fprintf(stderr, "fusim dram gen: wrote %llu requests to %s\n",
+               static_cast<unsigned long long>(opt.count), opt.output.c_str());
+}
+
+}  // namespace
+
+void add_dram_command(CLI::App& app) {
+  auto opt = std::make_shared<DramOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "dram",
+      "Replay a DRAM request trace on a DRAM model and print bandwidth, read/write latency\n"
+      "(mean, p50, p99), row hit/miss/conflict rates, refreshes and bank utilization.\n"
+      "Trace format (DRAMsim3): one request per line, '0xADDR READ|WRITE CYCLE', CYCLE the\n"
+      "arrival in DRAM clock cycles (non-decreasing); requests are 64 B; a request that finds\n"
+      "its queue full waits, like DRAMsim3's trace front end. bandwidth_gbps is in GB/s\n"
+      "(1e9 bytes). wall_seconds and requests_per_s time the replay alone (not parsing).\n"
+      "Presets: ddr4-3200, ddr5-4800, ddr5-5600, hbm2e, hbm3 (models/machines/dram/).");
+  cmd->add_option("--config", opt->config,
+                  "Preset name, preset JSON file, a {\"preset\": ..., overrides} file, or a "
+                  "machine file with a \"dram\" object");
+  cmd->add_option("--trace", opt->trace, "DRAMsim3-format trace file");
+  cmd->add_option("--cycles", opt->cycles,
+                  "Stop after this many DRAM cycles (0: run the whole trace)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd->add_option("--scheduler", opt->scheduler,
+                  "Override the scheduler: fcfs, frfcfs, frfcfs-cap, stream-aware");
+  cmd->add_option("--mapping", opt->mapping,
+                  "Override the address mapping, fields MSB to LSB from Ro Ra Bg Ba Co Ch "
+                  "(e.g. RoRaBaCoBgCh, RoBaRaCoCh)");
+  cmd->add_option("--row-policy", opt->row_policy, "Override the row policy: open or closed");
+  add_output_flags(cmd, opt->format);
+  cmd->require_subcommand(0, 1);
+
+  auto gen = std::make_shared<GenOptions>();
+  CLI::App* g = cmd->add_subcommand(
+      "gen",
+      "Write a synthetic DRAMsim3-format trace: stream (consecutive 64 B lines), random\n"
+      "(uniform 64 B lines in --footprint) or strided (--stride apart, wrapping in\n"
+      "--footprint); reads and writes mixed by the weights --reads and --writes, one request\n"
+      "every --interval cycles. Deterministic for a given --seed.");
+  g->add_option("--pattern", gen->pattern, "stream | random | strided")
+      ->check(CLI::IsMember({"stream", "random", "strided"}))
+      ->capture_default_str();
+  g->add_option("--reads", gen->reads, "Read weight of the mix")->capture_default_str();
+  g->add_option("--writes", gen->writes, "Write weight of the mix")->capture_default_str();
+  g->add_option("-n", gen->count, "Number of requests")->required();
+  g->add_option("-o", gen->output, "Output trace file")->required();
+  g->add_option("--interval", gen->interval, "Arrival cycles between requests")
+      ->capture_default_str();
+  g->add_option("--footprint", gen->footprint, "Bytes addressed")->capture_default_str();
+  g->add_option("--stride", gen->stride, "Stride of the strided pattern")->capture_default_str();
+  g->add_option("--seed", gen->seed, "Random seed")->capture_default_str();
+  g->callback([gen] { run_gen(*gen); });
+
+  cmd->callback([opt, g] {
+    if (!g->parsed()) run_dram(*opt);
+  });
+}
+
+}  // namespace fusim::cli
