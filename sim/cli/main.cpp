@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
   fusim::cli::add_trace_command(app);
   fusim::cli::add_cache_command(app);
   fusim::cli::add_bench_command(app);
+  fusim::cli::add_dram_command(app);
   fusim::cli::add_schedule_command(app);
 
   try {
