@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "fusim 0.1");
   // Commands are added by their folders as they land.
   fusim::cli::add_trace_command(app);
+  fusim::cli::add_sweep_command(app);
   fusim::cli::add_cache_command(app);
   fusim::cli::add_bench_command(app);
   fusim::cli::add_dram_command(app);

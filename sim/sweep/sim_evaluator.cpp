@@ -1,0 +1,139 @@
+#include "sweep/sim_evaluator.h"
+
+#include <fmt/format.h>
+#include <filesystem>
+#include <set>
+
+#include "core/error.h"
+#include "exec/simulate.h"
+#include "exec/simulator.h"  // check_memory_sections: the executor's own check of a machine
+#include "networks/networks.h"
+#include "workload/trace_io.h"
+
+namespace fusim::sweep {
+namespace {
+
+bool is_zoo_network(const std::string& name) {
+  for (const std::string& n : networks::network_names())
+    if (n == name) return true;
+  return false;
+}
+
+std::string describe(const PointSetup& point) {
+  std::string text;
+  for (const auto& [path, value] : point.machine_overrides)
+    text += fmt::format("{}{}={}", text.empty() ? "" : " ", path, value_text(value));
+  if (point.batch) text += fmt::format("{}batch={}", text.empty() ? "" : " ", *point.batch);
+  return text;
+}
+
+}  // namespace
+
+SimEvaluator::SimEvaluator(const Study& study, SimSweepOptions options)
+    : options_(std::move(options)), base_(exec::load_machine(options_.machine)) {
+  const Grid& grid = study.grid();
+  std::vector<std::int64_t> batches;
+  if (auto b = grid.batch_axis())
+    for (const nlohmann::json& v : grid.axes()[*b].values) batches.push_back(v.get<std::int64_t>());
+
+  exec::parse_fidelity_name(options_.fidelity);
+  if (options_.warmup_steps < 0)
+    throw InputError("--warmup", "", fmt::format("a count >= 0, got {}", options_.warmup_steps));
+  if (options_.steps < options_.warmup_steps + 2)
+    throw InputError("--steps", "",
+                     fmt::format("at least --warmup + 2 = {} (warm-up, a measured step, and the "
+                                 "step that holds forward-fused's final flush), got {}",
+                                 options_.warmup_steps + 2, options_.steps));
+  auto impl = schedule::parse_optimizer_impl(options_.impl);
+  if (!impl)
+    throw InputError("--impl", "", fmt::format("loop, foreach or fused, got {}", options_.impl));
+  std::vector<schedule::Ordering> orderings;
+  std::set<std::string> names(study.orderings().begin(), study.orderings().end());
+  names.insert("eager");  // the baseline of every speedup
+  for (const std::string& name : names) {
+    auto o = schedule::parse_ordering(name);
+    if (!o || *o == schedule::Ordering::Mixed)
+      throw InputError("--ordering", "",
+                       fmt::format("eager, backward-fused or forward-fused, got {}", name));
+  }
+
+  for (std::size_t t = 0; t < grid.traces().size(); ++t) {
+    const std::string& name = grid.traces()[t];
+    bool file = std::filesystem::is_regular_file(name);
+    if (!file && !is_zoo_network(name))
+      throw InputError("--trace", "",
+                       fmt::format("a trace JSON file or a zoo network ({}), got {}",
+                                   fmt::join(networks::network_names(), ", "), name));
+    if (file && !batches.empty())
+      throw InputError("--set batch", "",
+                       fmt::format("zoo network names in --trace (a trace file has a fixed batch), "
+                                   "got the file {}",
+                                   name));
+    std::vector<std::int64_t> trace_batches = batches;
+    if (trace_batches.empty()) trace_batches.push_back(-1);
+    for (std::int64_t batch : trace_batches) {
+      workload::Trace trace;
+      if (file) {
+        trace = workload::load_trace(name);
+      } else {
+        networks::NetworkOptions net;
+        net.batch = batch > 0 ? batch : options_.batch;
+        net.source = fmt::format("fusim trace gen {} --batch {}", name, net.batch);
+        trace = networks::make_network(name, net);
+      }
+      for (const std::string& ordering : names)
+        for (const std::string& optimizer : study.optimizers()) {
+          schedule::ScheduleOptions so;
+          so.ordering = *schedule::parse_ordering(ordering);
+          so.optimizer = optimizer;
+          so.impl = *impl;
+          so.steps = options_.steps;  // the same for every ordering: a like-for-like step
+          so.gpu_streams = base_.kind == compute::UnitKind::Gpu;
+          schedules_.emplace(ScheduleKey{t, batch, ordering, optimizer},
+                             schedule::build_schedule(trace, so));
+        }
+      traces_.emplace(TraceKey{t, batch}, std::move(trace));
+    }
+  }
+}
+
+void SimEvaluator::check_choices(const std::vector<std::string>&,
+                                 const std::vector<std::string>&) const {
+  // Done by the constructor: every ordering and optimizer has had its schedule built.
+}
+
+exec::Machine SimEvaluator::machine_at(const PointSetup& point) const {
+  std::vector<exec::Override> overrides;
+  for (const auto& [path, value] : point.machine_overrides)
+    overrides.emplace_back(path, value_text(value));
+  return exec::parse_machine(base_.document, base_.file, overrides);
+}
+
+SimEvaluator::TraceKey SimEvaluator::trace_key(const PointSetup& point) const {
+  return {point.trace, point.batch.value_or(-1)};
+}
+
+void SimEvaluator::check_point(const PointSetup& point) const {
+  try {
+    exec::Machine machine = machine_at(point);
+    // What the simulator's builders will read, read now: a bad cache or DRAM value fails
+    // here instead of after hours of other points.
+    exec::check_memory_sections(machine);
+  } catch (const InputError& e) {
+    throw InputError(fmt::format("grid point {}: {}", describe(point), e.what()));
+  }
+}
+
+exec::RunResult SimEvaluator::run(const PointSetup& point, const std::string& ordering,
+                                  const std::string& optimizer) const {
+  const workload::Trace& trace = traces_.at(trace_key(point));
+  const schedule::Schedule& schedule =
+      schedules_.at(ScheduleKey{point.trace, point.batch.value_or(-1), ordering, optimizer});
+  exec::Machine machine = machine_at(point);
+  exec::SimOptions so;
+  so.fidelity = exec::parse_fidelity_name(options_.fidelity);
+  so.warmup_steps = options_.warmup_steps;
+  return exec::simulate(trace, schedule, machine, so);
+}
+
+}  // namespace fusim::sweep

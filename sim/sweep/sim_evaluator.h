@@ -1,0 +1,53 @@
+#pragma once
+// The sweep's binding to the simulator: traces (files, or zoo networks regenerated at each
+// swept batch size), schedules (one per trace x ordering x optimizer, built once), machines
+// (the preset with the point's --set overrides) and exec::simulate.
+#include <cstdint>
+#include <map>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "exec/machine.h"
+#include "schedule/schedule.h"
+#include "sweep/evaluator.h"
+#include "sweep/study.h"
+#include "workload/trace.h"
+
+namespace fusim::sweep {
+
+struct SimSweepOptions {
+  std::string machine;             // preset name or path (models/machines/SCHEMA.md)
+  std::string impl = "foreach";    // optimizer implementation: loop | foreach | fused
+  std::string fidelity = "block";  // block | line (sim/mem/cache/hierarchy.h)
+  std::int64_t batch = 32;         // zoo networks when batch= is not swept
+  int steps = 3;                   // simulated steps: warm-up, measured, and one more so
+  int warmup_steps = 1;            // forward-fused's final flush is outside the measurement
+};
+
+class SimEvaluator : public Evaluator {
+ public:
+  // Loads or generates every trace and builds every schedule the study needs, and reads
+  // the base machine; any bad trace, name or option throws InputError here, before work.
+  SimEvaluator(const Study& study, SimSweepOptions options);
+
+  void check_choices(const std::vector<std::string>& orderings,
+                     const std::vector<std::string>& optimizers) const override;
+  void check_point(const PointSetup& point) const override;
+  exec::RunResult run(const PointSetup& point, const std::string& ordering,
+                      const std::string& optimizer) const override;
+
+ private:
+  using TraceKey = std::pair<std::size_t, std::int64_t>;  // --trace index, batch
+  using ScheduleKey = std::tuple<std::size_t, std::int64_t, std::string, std::string>;
+
+  exec::Machine machine_at(const PointSetup& point) const;
+  TraceKey trace_key(const PointSetup& point) const;
+
+  SimSweepOptions options_;
+  exec::Machine base_;
+  std::map<TraceKey, workload::Trace> traces_;
+  std::map<ScheduleKey, schedule::Schedule> schedules_;
+};
+
+}  // namespace fusim::sweep
