@@ -24,6 +24,11 @@ int main(int argc, char** argv) {
   fusim::cli::add_bench_command(app);
   fusim::cli::add_dram_command(app);
   fusim::cli::add_schedule_command(app);
+#ifdef FUSIM_WITH_TORCH
+  fusim::cli::add_run_command(app);
+  fusim::cli::add_validate_command(app);
+  fusim::cli::add_calibrate_command(app);
+#endif
 
   try {
     app.parse(argc, argv);
