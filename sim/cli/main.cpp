@@ -19,11 +19,12 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "fusim 0.1");
   // Commands are added by their folders as they land.
   fusim::cli::add_trace_command(app);
+  fusim::cli::add_dram_command(app);
   fusim::cli::add_sweep_command(app);
   fusim::cli::add_cache_command(app);
   fusim::cli::add_bench_command(app);
-  fusim::cli::add_dram_command(app);
   fusim::cli::add_schedule_command(app);
+  fusim::cli::add_simulate_command(app);
 #ifdef FUSIM_WITH_TORCH
   fusim::cli::add_run_command(app);
   fusim::cli::add_validate_command(app);

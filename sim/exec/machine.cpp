@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "core/error.h"
+#include "exec/simulator.h"
 
 namespace fusim::exec {
 namespace {
@@ -130,6 +131,7 @@ Machine parse_machine(nlohmann::json document, const std::string& file,
     if (!l.shared) m.compute.blocking_bytes = std::max(m.compute.blocking_bytes, l.size);
   top.at("dram").require_object();
   top.at("dram").at("preset").as_nonempty_string();
+  check_memory_sections(m);  // the cache and DRAM readers check their sections now
   return m;
 }
 

@@ -1,0 +1,200 @@
+// fusim simulate: predicts the step time of each ordering of a trace on a machine model
+// (sim/exec/simulate.h), steady state only, with speedup over eager.
+#include <fmt/format.h>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+
+#include "cli/commands.h"
+#include "cli/output_format.h"
+#include "core/error.h"
+#include "core/units.h"
+#include "exec/machine.h"
+#include "exec/run_result_json.h"
+#include "exec/simulate.h"
+#include "exec/timeline.h"
+#include "schedule/schedule.h"
+#include "workload/trace_io.h"
+
+namespace fusim::cli {
+namespace {
+
+struct SimulateCmdOptions {
+  std::string trace, machine, ordering = "all", optimizer = "adam", impl = "foreach";
+  std::string fidelity = "line", block = "4KiB", chunk = "1MiB", timeline, mixed;
+  std::vector<std::string> sets;
+  int steps = 3, warmup = 1;
+  bool per_op = true;
+  OutputFormat format;
+};
+
+std::vector<schedule::Ordering> orderings_of(const std::string& name) {
+  if (name == "all")
+    return {schedule::Ordering::Eager, schedule::Ordering::BackwardFused,
+            schedule::Ordering::ForwardFused};
+  auto o = schedule::parse_ordering(name);
+  if (!o)
+    throw InputError(fmt::format(
+        "--ordering: expected eager, backward-fused, forward-fused, mixed or all, got \"{}\"",
+        name));
+  if (*o == schedule::Ordering::Eager) return {*o};
+  return {schedule::Ordering::Eager, *o};  // eager is the baseline of the speedup
+}
+
+std::int64_t bytes_option(const std::string& flag, const std::string& text) {
+  auto b = parse_bytes(text);
+  if (!b || *b <= 0)
+    throw InputError(fmt::format("{}: expected a byte size such as 4KiB, got \"{}\"", flag, text));
+  return *b;
+}
+
+std::string fixed(double v, int digits) {
+  return fmt::format("{:.{}f}", v, digits);
+}
+
+void run_simulate(const SimulateCmdOptions& opt) {
+  std::vector<exec::Override> overrides;
+  for (const auto& s : opt.sets) {
+    auto eq = s.find('=');
+    if (eq == std::string::npos || eq == 0)
+      throw InputError(fmt::format("--set: expected PATH=VALUE, got \"{}\"", s));
+    overrides.emplace_back(s.substr(0, eq), s.substr(eq + 1));
+  }
+  const exec::Machine machine = exec::load_machine(opt.machine, overrides);
+  const workload::Trace trace = workload::load_trace(opt.trace);
+  auto impl = schedule::parse_optimizer_impl(opt.impl);
+  if (!impl)
+    throw InputError(fmt::format("--impl: expected loop, foreach or fused, got \"{}\"", opt.impl));
+  if (!opt.mixed.empty() && opt.ordering != "mixed")
+    throw InputError("--mixed: only with --ordering mixed");
+
+  exec::SimOptions sim;
+  sim.fidelity = exec::parse_fidelity_name(opt.fidelity);
+  sim.block_bytes = bytes_option("--block", opt.block);
+  sim.chunk_bytes = bytes_option("--chunk", opt.chunk);
+  sim.warmup_steps = opt.warmup;
+  const auto wall_start = std::chrono::steady_clock::now();
+  std::string label;
+  bool printed = false;
+  sim.progress = [&](double fraction) {
+    double elapsed =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+    if (elapsed < 1.0) return;  // progress only for runs longer than a second
+    std::fprintf(stderr, "\rsimulate %s: %3.0f%%  (%.0f s)", label.c_str(), fraction * 100,
+                 elapsed);
+    printed = true;
+  };
+
+  struct Run {
+    exec::SimulationDetail detail;
+    schedule::Schedule schedule;
+  };
+  std::vector<Run> runs;
+  for (auto ordering : orderings_of(opt.ordering)) {
+    schedule::ScheduleOptions so;
+    so.ordering = ordering;
+    so.optimizer = opt.optimizer;
+    so.impl = *impl;
+    so.steps = opt.steps;
+    so.mixed_file = opt.mixed;
+    so.gpu_streams = machine.kind == compute::UnitKind::Gpu;
+    Run run;
+    run.schedule = schedule::build_schedule(trace, so);
+    label = std::string(schedule::to_string(ordering));
+    run.detail = exec::simulate_detailed(trace, run.schedule, machine, sim);
+    runs.push_back(std::move(run));
+  }
+  if (printed) std::fprintf(stderr, "\n");
+
+  const Tick eager = runs.front().detail.result.step_time;
+  const std::string llc =
+      runs.front().detail.last_level.empty() ? "LLC" : runs.front().detail.last_level;
+  Table table({"ordering", "optimizer", "impl", "step ms", "speedup vs eager", "DRAM MB/step",
+               llc + " hit %", "peak memory MB"});
+  nlohmann::json results = nlohmann::json::array();
+  nlohmann::json events = nlohmann::json::array();
+  int pid = 1;
+  for (const auto& run : runs) {
+    const auto& r = run.detail.result;
+    double speedup = r.step_time > 0 ? static_cast<double>(eager) / r.step_time : 0.0;
+    table.add_row({r.ordering, r.optimizer, r.impl, fixed(to_ms(r.step_time), 3), fixed(speedup, 3),
+                   fixed(r.dram_bytes / 1e6, 1), fixed(r.llc_hit_rate * 100, 1),
+                   fixed(r.peak_memory_bytes / 1e6, 1)});
+    nlohmann::json j = exec::to_json(r, opt.per_op);
+    j["speedup_vs_eager"] = speedup;
+    results.push_back(std::move(j));
+    if (!opt.timeline.empty())
+      exec::append_timeline(events, pid++, r.ordering, trace, run.schedule, run.detail);
+  }
+  if (!opt.timeline.empty()) {
+    std::ofstream out(opt.timeline);
+    if (!out) throw InputError(opt.timeline, "", "a writable file for --timeline");
+    out << exec::timeline_document(std::move(events), machine.name, opt.trace).dump() << "\n";
+  }
+  nlohmann::json doc = {{"machine", machine.name},
+                        {"trace", opt.trace},
+                        {"fidelity", opt.fidelity},
+                        {"steps", opt.steps},
+                        {"results", std::move(results)}};
+  print_result(opt.format, doc, table);
+}
+
+}  // namespace
+
+void add_simulate_command(CLI::App& app) {
+  auto opt = std::make_shared<SimulateCmdOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "simulate",
+      "Predict the steady-state step time of each ordering of a trace on a machine model.\n"
+      "Runs K training steps of the schedule (sim/schedule) as one event simulation of the\n"
+      "machine's cores/SMs, cache hierarchy and DRAM controller; step 0 is warm-up, and the\n"
+      "last step is left out when an update flush trails it (forward-fused). Prints per\n"
+      "ordering: step time, speedup over eager, DRAM bytes per step, last-level-cache hit\n"
+      "rate and peak memory.\n"
+      "  eager           F1..Fn, Bn..B1, U1..Un\n"
+      "  backward-fused  F1..Fn, Bn Un, ..., B1 U1   (U on a 2nd stream on GPUs)\n"
+      "  forward-fused   U1 F1, U2 F2, ..., Bn..B1   (U_i of step t-1 before F_i of step t)");
+  cmd->add_option("--trace", opt->trace, "Layer trace JSON (traces/*.json)")->required();
+  cmd->add_option("--machine", opt->machine,
+                  "Machine preset (file stem in models/machines: h100-sxm5, xeon-8380-ddr4, "
+                  "...) or path to a machine JSON")
+      ->required();
+  cmd->add_option("--ordering", opt->ordering,
+                  "eager | backward-fused | forward-fused | mixed | all (eager is always run "
+                  "as the speedup baseline)")
+      ->capture_default_str();
+  cmd->add_option("--mixed", opt->mixed, "Per-layer ordering JSON for --ordering mixed");
+  cmd->add_option("--optimizer", opt->optimizer,
+                  "sgd | momentum | nesterov | adam | adamw | adagrad | rmsprop | lamb")
+      ->capture_default_str();
+  cmd->add_option("--impl", opt->impl, "Optimizer implementation: loop | foreach | fused")
+      ->capture_default_str();
+  cmd->add_option("--steps", opt->steps,
+                  "Training steps simulated (>= warm-up + 2 to measure a steady-state step "
+                  "between warm-up and the last step)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000));
+  cmd->add_option("--warmup", opt->warmup, "Warm-up steps excluded from the stats")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 100));
+  cmd->add_option("--fidelity", opt->fidelity,
+                  "line: every 64 B line through caches and DRAM (reference); block: --block "
+                  "units (faster, for sweeps)")
+      ->capture_default_str();
+  cmd->add_option("--block", opt->block, "Unit of block fidelity (power of two)")
+      ->capture_default_str();
+  cmd->add_option("--chunk", opt->chunk,
+                  "Bytes of an op's streams issued per chunk (interleaving of concurrent ops)")
+      ->capture_default_str();
+  cmd->add_option("--set", opt->sets,
+                  "Override a machine field before simulating: PATH=VALUE, e.g. "
+                  "caches.LLC.size=32MiB, dram.channels=4 (repeatable)");
+  cmd->add_option("--timeline", opt->timeline,
+                  "Write a Chrome/Perfetto trace JSON (open in ui.perfetto.dev): a track per "
+                  "core group / GPU stream, ops as slices, DRAM bandwidth counter");
+  cmd->add_flag("!--no-per-op", opt->per_op, "Leave the per-op list out of --json");
+  add_output_flags(cmd, opt->format);
+  cmd->callback([opt] { run_simulate(*opt); });
+}
+
+}  // namespace fusim::cli

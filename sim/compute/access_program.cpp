@@ -1,0 +1,176 @@
+#include "compute/access_program.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/error.h"
+#include "workload/cost.h"
+
+namespace fusim::compute {
+namespace {
+using schedule::AccessMode;
+using schedule::OpKind;
+using workload::Layer;
+
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
+  return (a + b - 1) / b;
+}
+
+// The implicit-GEMM view of a linear or conv2d layer (per group).
+struct GemmDims {
+  std::int64_t rows_out = 0;  // N*Ho*Wo (conv) or numel(y)/out (linear)
+  std::int64_t rows_in = 0;   // N*H*W (conv) or the same rows (linear)
+  std::int64_t cin_g = 0;     // input channels per group (linear: in features)
+  std::int64_t cout_g = 0;    // output channels per group (linear: out features)
+  std::int64_t kc = 0;        // reduction of the forward GEMM: cin_g * kh * kw
+  std::int64_t groups = 1;
+};
+
+GemmDims gemm_dims(const workload::Trace& trace, const Layer& l) {
+  GemmDims d;
+  const workload::Shape& x = workload::input_shape(trace, l.inputs.at(0));
+  if (l.op == workload::OpKind::Conv2d) {
+    d.groups = l.attrs.groups;
+    d.cin_g = x.at(1) / d.groups;
+    d.cout_g = l.output.at(1) / d.groups;
+    d.kc = d.cin_g * l.attrs.kernel.at(0) * l.attrs.kernel.at(1);
+    d.rows_out = l.output.at(0) * l.output.at(2) * l.output.at(3);
+    d.rows_in = x.at(0) * x.at(2) * x.at(3);
+  } else {
+    d.cin_g = x.back();
+    d.cout_g = l.output.back();
+    d.kc = d.cin_g;
+    d.rows_out = workload::numel(l.output) / std::max<std::int64_t>(1, d.cout_g);
+    d.rows_in = d.rows_out;
+  }
+  return d;
+}
+
+bool is_blocked_gemm(const schedule::Op& op) {
+  return (op.layer_op == workload::OpKind::Linear || op.layer_op == workload::OpKind::Conv2d) &&
+         (op.kind == OpKind::Forward || op.kind == OpKind::BackwardInput ||
+          op.kind == OpKind::BackwardWeight);
+}
+}  // namespace
+
+std::int64_t ProgramPass::streamed_bytes() const {
+  std::int64_t b = 0;
+  for (const auto& r : ranges) b += r.streamed_bytes();
+  return b;
+}
+std::int64_t AccessProgram::flops() const {
+  std::int64_t f = 0;
+  for (const auto& p : passes) f += p.flops;
+  return f;
+}
+std::int64_t AccessProgram::streamed_bytes() const {
+  std::int64_t b = 0;
+  for (const auto& p : passes) b += p.streamed_bytes();
+  return b;
+}
+
+std::int64_t gemm_tile_edge(const ComputeConfig& c, int elem_bytes) {
+  if (c.kind == UnitKind::Gpu) return c.gemm_tile;
+  auto t = static_cast<std::int64_t>(
+      std::sqrt(static_cast<double>(c.blocking_bytes) / (3.0 * elem_bytes)));
+  return std::max<std::int64_t>(8, t / 8 * 8);
+}
+
+GemmTraffic gemm_traffic(std::int64_t m, std::int64_t n, std::int64_t k, int e, std::int64_t tile,
+                         std::int64_t resident_bytes) {
+  GemmTraffic g;
+  const std::int64_t a = m * k * e, b = k * n * e, c = m * n * e;
+  g.reads_a = a > resident_bytes ? ceil_div(n, tile) : 1;
+  g.reads_b = b > resident_bytes ? ceil_div(m, tile) : 1;
+  g.compulsory = a + b + c;
+  g.predicted = g.reads_a * a + g.reads_b * b + c;
+  g.no_reuse = 2 * m * n * k * e + c;
+  return g;
+}
+
+AccessProgram build_access_program(const workload::Trace& trace, const schedule::Schedule& schedule,
+                                   const schedule::Op& op, const ComputeConfig& compute) {
+  AccessProgram p;
+  p.dtype = trace.dtype;
+  p.kernels = op.kernels;
+  const int e = workload::dtype_bytes(trace.dtype);
+  switch (op.kind) {
+    case OpKind::Update:
+      p.op_class = OpClass::Elementwise;
+      break;
+    case OpKind::Loss:
+      p.op_class = OpClass::Reduction;
+      break;
+    default:
+      p.op_class = classify(op.layer_op);
+  }
+
+  std::int64_t largest = 0;
+  for (const auto& pass : op.passes) {
+    ProgramPass out;
+    out.flops = pass.flops;
+    for (const auto& access : pass.accesses) {
+      const schedule::Tensor& t = schedule.tensors.at(static_cast<std::size_t>(access.tensor));
+      if (t.bytes <= 0) continue;
+      largest = std::max(largest, t.bytes);
+      if (access.mode != AccessMode::Write) out.ranges.push_back({t.address, t.bytes, false, 1});
+      if (access.mode != AccessMode::Read) out.ranges.push_back({t.address, t.bytes, true, 1});
+    }
+    p.passes.push_back(std::move(out));
+  }
+  // A schedule op without per-pass FLOPs (hand-built) spreads op.flops over its passes.
+  if (p.flops() == 0 && op.flops > 0 && !p.passes.empty()) {
+    std::int64_t left = op.flops;
+    for (std::size_t i = 0; i < p.passes.size(); ++i) {
+      std::int64_t share = op.flops / static_cast<std::int64_t>(p.passes.size());
+      p.passes[i].flops = i + 1 == p.passes.size() ? left : share;
+      left -= share;
+    }
+  }
+  const std::int64_t lanes =
+      static_cast<std::int64_t>(compute.threads_per_block) * compute.elements_per_thread;
+  p.grid_blocks = std::max<std::int64_t>(1, ceil_div(largest / std::max(1, e), lanes));
+
+  if (!is_blocked_gemm(op) || op.layer < 0 || p.passes.size() != 1) return p;
+  const Layer& l = trace.layers.at(static_cast<std::size_t>(op.layer));
+  const GemmDims d = gemm_dims(trace, l);
+  const std::int64_t tile = gemm_tile_edge(compute, e);
+  const std::int64_t resident = compute.blocking_bytes / 2;
+  ProgramPass& pass = p.passes.front();
+  // Re-read factors per operand, by the GEMM each op kind computes (see the header):
+  //   F:  y[rows_out x cout]  = x * W^T      x re-read per cout tile, W per row tile
+  //   Bx: dx[rows_in x cin]   = dy * W       dy re-read per cin tile, W per row tile
+  //   Bw: dW[cout x kc]       = dy^T * x     dy re-read per kc tile, x per cout tile
+  std::int64_t first_factor = 1, weight_factor = 1;
+  if (op.kind == OpKind::Forward) {
+    first_factor = ceil_div(d.cout_g, tile);
+    weight_factor = ceil_div(d.rows_out, tile);
+    p.grid_blocks = ceil_div(d.rows_out, tile) * ceil_div(d.cout_g, tile) * d.groups;
+  } else if (op.kind == OpKind::BackwardInput) {
+    first_factor = ceil_div(d.cin_g, tile);
+    weight_factor = ceil_div(d.rows_in, tile);
+    p.grid_blocks = ceil_div(d.rows_in, tile) * ceil_div(d.cin_g, tile) * d.groups;
+  } else {
+    first_factor = ceil_div(d.kc, tile);
+    weight_factor = ceil_div(d.cout_g, tile);  // applies to x (second read) in Bw
+    // cuDNN/cuBLAS split the reduction of weight gradients (split-K) to fill the GPU.
+    p.grid_blocks = std::max<std::int64_t>(
+        ceil_div(d.cout_g, tile) * ceil_div(d.kc, tile) * d.groups, compute.units);
+  }
+  // Reads in pass order: F: x, W, (bias); Bx: dy, W; Bw: dy, x (attach_layer_passes).
+  int read_index = 0;
+  for (auto& r : pass.ranges) {
+    if (r.write) continue;
+    std::int64_t factor = 1;
+    if (read_index == 0) {
+      factor = first_factor;
+    } else if (read_index == 1) {
+      factor = weight_factor;
+    }
+    if (r.bytes > resident) r.repeats = factor;
+    ++read_index;
+  }
+  return p;
+}
+
+}  // namespace fusim::compute

@@ -1,0 +1,75 @@
+#pragma once
+// The per-op cost model: what one schedule op asks of the machine. Compute demand comes
+// from the op's FLOPs (computed from the trace's shapes by the schedule layer); memory
+// demand is an *access program*: per memory pass, the address ranges the kernel streams
+// through together. The executor issues each pass in chunks through the cache hierarchy,
+// so which of these bytes reach DRAM is decided by the simulated caches, not here.
+//
+// Streaming ops (elementwise, norms, pools, optimizer updates, the loss): each tensor of a
+// pass is read and/or written once per pass (the schedule's passes say how many passes a
+// loop / foreach / fused optimizer makes).
+//
+// GEMM-like ops (linear, conv2d: F, Bx, Bw) use a blocked model. Every GEMM of the op is
+// C[m x n] += A[m x k] B[k x n] (conv2d as implicit GEMM: m = N*Ho*Wo, n = Cout/groups,
+// k = Cin/groups*kh*kw per group, A read from the input tensor itself). A unit (core/SM)
+// computes a T x T tile of C and streams the A row panel and B column panel through its
+// blocking cache (the largest private level: L2 on CPUs as oneDNN blocks, the L1/shared
+// memory on GPUs), so A is re-read once per column of tiles (ceil(n/T) times) and B once
+// per row of tiles (ceil(m/T) times) (Goto & van de Geijn, "Anatomy of high-performance
+// matrix multiplication", ACM TOMS 2008). An operand that fits in half the blocking cache
+// stays resident and is read once. T: on CPUs the largest multiple of 8 with
+// 3*T*T*elem <= blocking bytes (C tile and one T x T slab of A and B); on GPUs the
+// machine's threadblock tile (128). The re-reads are issued as extra streams over the
+// operand's addresses: when the operand fits in the shared LLC/L2 they hit there, else they
+// go to DRAM; the traffic therefore lies between the compulsory bound |A|+|B|+|C| and the
+// no-reuse bound 2*m*n*k*elem + |C| (tested).
+#include <cstdint>
+#include <vector>
+
+#include "compute/compute_config.h"
+#include "schedule/schedule.h"
+#include "workload/trace.h"
+
+namespace fusim::compute {
+
+struct StreamRange {
+  std::uint64_t addr = 0;
+  std::int64_t bytes = 0;
+  bool write = false;
+  std::int64_t repeats = 1;  // the range is streamed this many times (GEMM re-reads)
+  std::int64_t streamed_bytes() const { return bytes * repeats; }
+};
+
+struct ProgramPass {
+  std::vector<StreamRange> ranges;  // streamed together, interleaved in chunks
+  std::int64_t flops = 0;
+  std::int64_t streamed_bytes() const;
+};
+
+struct AccessProgram {
+  OpClass op_class = OpClass::Elementwise;
+  workload::DType dtype = workload::DType::Float32;
+  int kernels = 1;               // launches/dispatches (0: a view, nothing runs)
+  std::int64_t grid_blocks = 1;  // GPU: threadblocks of its largest kernel (SMs it can use)
+  std::vector<ProgramPass> passes;
+  std::int64_t flops() const;
+  std::int64_t streamed_bytes() const;
+};
+
+// Tile edge of the blocked GEMM model for this machine and element size.
+std::int64_t gemm_tile_edge(const ComputeConfig& compute, int elem_bytes);
+
+// Traffic of one blocked GEMM C[m x n] += A[m x k] B[k x n] at the blocking level.
+struct GemmTraffic {
+  std::int64_t compulsory = 0;  // |A| + |B| + |C|
+  std::int64_t predicted = 0;   // reads_a*|A| + reads_b*|B| + |C|
+  std::int64_t no_reuse = 0;    // 2*m*n*k*elem + |C|: every operand element per MAC
+  std::int64_t reads_a = 1, reads_b = 1;
+};
+GemmTraffic gemm_traffic(std::int64_t m, std::int64_t n, std::int64_t k, int elem_bytes,
+                         std::int64_t tile, std::int64_t resident_bytes);
+
+AccessProgram build_access_program(const workload::Trace& trace, const schedule::Schedule& schedule,
+                                   const schedule::Op& op, const ComputeConfig& compute);
+
+}  // namespace fusim::compute

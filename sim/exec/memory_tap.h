@@ -1,0 +1,35 @@
+#pragma once
+// A MemoryPort in front of main memory that counts what the cache hierarchy sends: bytes
+// per requester (core/SM: per-op DRAM bytes) and per time bucket (the DRAM bandwidth track
+// of timelines). It forwards everything unchanged.
+#include <cstdint>
+#include <vector>
+
+#include "core/event_queue.h"
+#include "mem/memory_port.h"
+
+namespace fusim::exec {
+
+class MemoryTap final : public mem::MemoryPort {
+ public:
+  MemoryTap(EventQueue& queue, mem::MemoryPort& memory, int requesters, Tick bucket);
+
+  bool will_accept(const mem::MemRequest& r) const override { return memory_.will_accept(r); }
+  void send(const mem::MemRequest& r) override;
+  void set_completion(Completion c) override { memory_.set_completion(std::move(c)); }
+
+  std::int64_t total_bytes() const { return total_; }
+  std::int64_t bytes_of(int requester) const;
+  Tick bucket() const { return bucket_; }
+  const std::vector<std::int64_t>& per_bucket() const { return per_bucket_; }
+
+ private:
+  EventQueue& queue_;
+  mem::MemoryPort& memory_;
+  std::vector<std::int64_t> per_requester_;
+  std::vector<std::int64_t> per_bucket_;
+  Tick bucket_;
+  std::int64_t total_ = 0;
+};
+
+}  // namespace fusim::exec

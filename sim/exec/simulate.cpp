@@ -1,0 +1,121 @@
+// simulate(): runs the Simulator and turns its boundary snapshots into steady-state stats.
+#include "exec/simulate.h"
+
+#include <fmt/format.h>
+#include <algorithm>
+
+#include "core/error.h"
+#include "exec/simulator.h"
+
+namespace fusim::exec {
+
+Fidelity parse_fidelity_name(const std::string& name) {
+  if (name == "line") return Fidelity::Line;
+  if (name == "block") return Fidelity::Block;
+  throw InputError(fmt::format("--fidelity: expected \"line\" or \"block\", got \"{}\"", name));
+}
+
+namespace {
+Tick percentile(std::vector<Tick> v, int pct) {
+  std::sort(v.begin(), v.end());
+  // Nearest-rank on the sorted samples; the median of an even count is the lower middle.
+  std::size_t idx = (v.size() - 1) * static_cast<std::size_t>(pct) / 100;
+  return v[idx];
+}
+}  // namespace
+
+void Simulator::fill_result(SimulationDetail& out) {
+  RunResult& r = out.result;
+  r.executor = "sim";
+  r.ordering = std::string(schedule::to_string(schedule_.ordering));
+  r.optimizer = schedule_.optimizer;
+  r.impl = std::string(schedule::to_string(schedule_.impl));
+  r.peak_memory_bytes = schedule_.peak.total;
+
+  Tick end = 0;
+  for (const auto& s : ops_) end = std::max(end, s.end);
+  Snapshot last{end, tap_->total_bytes(), caches_->stats()};
+
+  // Boundaries b_0..b_{K-1} (first forward op of each step) and the end E of the run.
+  // Measured: steps W..K-2 (b_{s+1} - b_s), which leaves out the warm-up steps and the
+  // last step with whatever trails it (forward-fused: the flush). With too few steps, the
+  // last step (b_{K-1}..E) is measured instead, unless a flush trails it.
+  std::vector<const Snapshot*> b;
+  for (std::size_t s = 0; s < boundaries_.size(); ++s)
+    if (boundary_taken_[s]) b.push_back(&boundaries_[s]);
+  if (b.empty()) b.push_back(&boundaries_[0]);  // no forward op: the whole run is one step
+  const int steps = static_cast<int>(b.size());
+  bool trailing_flush = schedule_.ordering == schedule::Ordering::ForwardFused;
+  for (auto mode : schedule_.layer_modes)
+    trailing_flush = trailing_flush || mode == schedule::LayerMode::Forward;
+  std::vector<Tick> times;
+  const Snapshot *from = nullptr, *to = nullptr;
+  if (steps >= options_.warmup_steps + 2) {
+    for (int s = options_.warmup_steps; s + 1 < steps; ++s)
+      times.push_back(b[std::size_t(s + 1)]->time - b[std::size_t(s)]->time);
+    from = b[std::size_t(options_.warmup_steps)];
+    to = b.back();
+  } else {
+    if (trailing_flush)
+      throw InputError(fmt::format(
+          "{} needs at least {} steps to measure a steady-state step without the warm-up "
+          "step(s) and the final flush (--steps)",
+          r.ordering, options_.warmup_steps + 2));
+    from = b.back();
+    to = &last;
+    times.push_back(last.time - from->time);
+  }
+  r.steps_measured = static_cast<int>(times.size());
+  r.step_times = times;
+  r.step_time = percentile(times, 50);
+  r.step_time_p25 = percentile(times, 25);
+  r.step_time_p75 = percentile(times, 75);
+  r.dram_bytes = (to->dram - from->dram) / std::max(1, r.steps_measured);
+  cache::HierarchyStats delta = to->cache - from->cache;
+  if (!delta.levels.empty()) {
+    const auto& llc = delta.levels.back().total;
+    r.llc_hit_rate =
+        llc.accesses == 0 ? 0.0 : static_cast<double>(llc.hits) / static_cast<double>(llc.accesses);
+    out.last_level = delta.levels.back().name;
+  }
+
+  for (std::size_t i = 0; i < ops_.size(); ++i) {
+    const auto& op = schedule_.ops[i];
+    const auto& s = ops_[i];
+    OpTiming t;
+    t.id = op.id;
+    t.kind = std::string(schedule::to_string(op.kind));
+    t.layer = op.layer;
+    t.step = op.step;
+    t.stream = op.stream;
+    t.start = s.start;
+    t.end = s.end;
+    t.dram_bytes = s.dram_bytes;
+    r.per_op.push_back(t);
+    out.op_lane.push_back(s.lane);
+    out.op_units.push_back(static_cast<int>(s.cores.size()));
+  }
+  out.lane_names = lane_names_;
+  out.dram_bucket = tap_->bucket();
+  out.dram_bytes_per_bucket = tap_->per_bucket();
+  out.events = static_cast<std::int64_t>(queue_.executed());
+}
+
+SimulationDetail simulate_detailed(const workload::Trace& trace, const schedule::Schedule& schedule,
+                                   const Machine& machine, const SimOptions& options) {
+  if (options.block_bytes < 64 || (options.block_bytes & (options.block_bytes - 1)) != 0)
+    throw InputError(fmt::format("block size: expected a power of two >= 64 bytes, got {}",
+                                 options.block_bytes));
+  if (options.chunk_bytes < 64)
+    throw InputError(
+        fmt::format("chunk size: expected at least 64 bytes, got {}", options.chunk_bytes));
+  Simulator sim(trace, schedule, machine, options);
+  return sim.run();
+}
+
+RunResult simulate(const workload::Trace& trace, const schedule::Schedule& schedule,
+                   const Machine& machine, const SimOptions& options) {
+  return simulate_detailed(trace, schedule, machine, options).result;
+}
+
+}  // namespace fusim::exec

@@ -1,0 +1,73 @@
+#pragma once
+// The simulated executor: runs a schedule (ordering x optimizer x impl, K steps) on a machine
+// model as one discrete-event simulation on a fusim::EventQueue, and reports a RunResult.
+//
+// How an op runs (sim/compute/access_program.h gives its work):
+//  - Lanes. CPU: cores form cores/threads_per_op groups; stream s runs on group s mod groups,
+//    in issue order (one PyTorch thread dispatching ops to its intra-op pool). GPU: each
+//    stream is in order; kernels of different streams run concurrently on disjoint SMs
+//    (a kernel takes min(its grid blocks, free SMs) SMs, waits if none is free; at most
+//    max_concurrent_kernels at once).
+//  - Dispatch. CPU: an op costs kernels x dispatch_overhead before its work (the host runs
+//    it). GPU: one host thread launches every kernel in issue order without waiting for the
+//    GPU (asynchronous launches), one per dispatch_overhead; an op's work starts no earlier
+//    than its first launch + launch_latency and ends no earlier than its last launch +
+//    launch_latency, so short kernels become launch bound as on real GPUs.
+//  - Work. Passes run one after another. A pass is cut into chunks of about chunk_bytes of
+//    its streams (every range advances by the same fraction per chunk, so tensors of a pass
+//    are interleaved); a chunk's slice of every range is split evenly across the op's cores
+//    and issued through the cache hierarchy (timed path: ports, MSHRs, DRAM). Compute of a
+//    chunk (its share of the pass's FLOPs at the op class's achieved rate on the op's
+//    cores) starts when its data is in and the previous chunk's compute is done; the memory
+//    of chunk j is issued once chunk j-1's memory is done and chunk j-2's compute is done
+//    (double buffering), so compute and memory overlap and the slower one sets the pace.
+//    Concurrent ops (another stream or core group) contend in the shared cache level, in
+//    the MSHRs of shared levels and in the DRAM controller.
+//  - Cache contents persist across ops and steps.
+// Steps. Step s lasts from the start of its first forward op (in issue order) to the start
+// of step s+1's first forward op; the first `warmup_steps` are excluded, and so is the last
+// step when nothing follows it (forward-fused: the final flush of pending updates), by
+// subtracting stats snapshots taken at those boundaries. Deterministic: same inputs, same
+// result.
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "exec/machine.h"
+#include "exec/run_result.h"
+#include "schedule/schedule.h"
+#include "workload/trace.h"
+
+namespace fusim::exec {
+
+enum class Fidelity { Line, Block };
+Fidelity parse_fidelity_name(const std::string& name);  // "line" | "block", else InputError
+
+struct SimOptions {
+  Fidelity fidelity = Fidelity::Line;
+  std::int64_t block_bytes = 4096;     // unit of block fidelity
+  std::int64_t chunk_bytes = 1 << 20;  // interleaving granularity of an op's streams
+  int warmup_steps = 1;
+  // Called with the fraction of ops finished (0..1), at most about 200 times per run.
+  std::function<void(double)> progress;
+};
+
+// Extra outputs for timelines and detailed reports.
+struct SimulationDetail {
+  RunResult result;
+  std::vector<std::string> lane_names;  // track of each op: per_op[i] -> op_lane[i]
+  std::vector<int> op_lane;
+  std::vector<int> op_units;                        // cores/SMs each op ran on
+  Tick dram_bucket = 0;                             // width of the DRAM byte counters below
+  std::vector<std::int64_t> dram_bytes_per_bucket;  // bytes sent to DRAM per bucket
+  std::int64_t events = 0;                          // events executed (speed reports)
+  std::string last_level;                           // "LLC" or "L2"
+};
+
+RunResult simulate(const workload::Trace& trace, const schedule::Schedule& schedule,
+                   const Machine& machine, const SimOptions& options);
+SimulationDetail simulate_detailed(const workload::Trace& trace, const schedule::Schedule& schedule,
+                                   const Machine& machine, const SimOptions& options);
+
+}  // namespace fusim::exec

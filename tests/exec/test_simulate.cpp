@@ -1,0 +1,196 @@
+// The simulated executor on machines small enough to check by hand, and the properties
+// that make its predictions meaningful (inter-op cache reuse, steady state).
+#include <catch2/catch.hpp>
+
+#include "core/error.h"
+#include "exec/simulate.h"
+#include "networks/networks.h"
+#include "schedule/schedule.h"
+#include "sim_fixtures.h"
+#include "workload/trace_io.h"
+
+using namespace fusim;
+using schedule::AccessMode;
+
+namespace {
+// The 2-layer MLP of traces/SCHEMA.md: fc1 (4 -> 8, bias), relu, fc2 (8 -> 3), loss.
+workload::Trace schema_mlp() {
+  return workload::parse_trace(nlohmann::json::parse(R"(
+ {"format":"fusim-trace","version":1,"model":"mlp","batch":2,"dtype":"float32","source":"test",
+  "inputs":[{"name":"input","shape":[2,4]},{"name":"target","shape":[2],"dtype":"int64"}],
+  "layers":[
+   {"id":0,"name":"fc1","op":"linear","attrs":{"bias":true},"inputs":["input"],"output":[2,8],
+    "params":[{"name":"fc1.weight","shape":[8,4]},{"name":"fc1.bias","shape":[8]}]},
+   {"id":1,"name":"act","op":"relu","attrs":{},"inputs":[0],"output":[2,8]},
+   {"id":2,"name":"fc2","op":"linear","attrs":{"bias":false},"inputs":[1],"output":[2,3],
+    "params":[{"name":"fc2.weight","shape":[3,8]}]},
+   {"id":3,"name":"loss","op":"cross_entropy","attrs":{},"inputs":[2,"target"],"output":[]}]})"),
+                               "mlp.json");
+}
+
+int add_tensor(schedule::Schedule& s, const std::string& name, std::int64_t bytes,
+               std::uint64_t address) {
+  schedule::Tensor t;
+  t.id = static_cast<int>(s.tensors.size());
+  t.name = name;
+  t.bytes = bytes;
+  t.address = address;
+  s.tensors.push_back(t);
+  return t.id;
+}
+
+void add_op(schedule::Schedule& s, int layer, workload::OpKind layer_op, std::vector<int> deps,
+            std::vector<schedule::TensorAccess> accesses, std::int64_t flops) {
+  schedule::Op op;
+  op.id = static_cast<int>(s.ops.size());
+  op.kind = schedule::OpKind::Forward;
+  op.layer = layer;
+  op.layer_op = layer_op;
+  op.deps = std::move(deps);
+  op.flops = flops;
+  op.passes.push_back({std::move(accesses), flops});
+  s.ops.push_back(std::move(op));
+}
+
+exec::RunResult run(const workload::Trace& trace, schedule::Ordering ordering,
+                    const exec::Machine& m, int steps = 3,
+                    exec::Fidelity fidelity = exec::Fidelity::Line,
+                    const std::string& optimizer = "sgd") {
+  schedule::ScheduleOptions so;
+  so.ordering = ordering;
+  so.optimizer = optimizer;
+  so.impl = schedule::OptimizerImpl::Foreach;
+  so.steps = steps;
+  so.gpu_streams = m.kind == compute::UnitKind::Gpu;
+  exec::SimOptions o;
+  o.fidelity = fidelity;
+  return exec::simulate(trace, schedule::build_schedule(trace, so), m, o);
+}
+}  // namespace
+
+TEST_CASE("2-layer MLP forward on a tiny machine: traffic and times by hand") {
+  auto trace = schema_mlp();
+  schedule::Schedule s;
+  s.steps = 1;
+  // Nine 64 B lines, consecutive, so the 4-set L1 never evicts (at most 3 per set).
+  int x = add_tensor(s, "input", 32, 0x000), w1 = add_tensor(s, "fc1.weight", 128, 0x040),
+      b1 = add_tensor(s, "fc1.bias", 32, 0x0c0), h = add_tensor(s, "fc1.out", 64, 0x100),
+      a = add_tensor(s, "act.out", 64, 0x140), w2 = add_tensor(s, "fc2.weight", 96, 0x180),
+      y = add_tensor(s, "fc2.out", 24, 0x200);
+  using K = workload::OpKind;
+  add_op(s, 0, K::Linear, {},
+         {{x, AccessMode::Read},
+          {w1, AccessMode::Read},
+          {b1, AccessMode::Read},
+          {h, AccessMode::Write}},
+         2000);
+  add_op(s, 1, K::Relu, {0}, {{h, AccessMode::Read}, {a, AccessMode::Write}}, 200);
+  add_op(s, 2, K::Linear, {1},
+         {{a, AccessMode::Read}, {w2, AccessMode::Read}, {y, AccessMode::Write}}, 1000);
+  auto m = test::machine(test::tiny_cpu("1KiB", "4KiB", /*latency_ns=*/10));
+  exec::SimOptions o;
+  o.warmup_steps = 0;
+  auto r = exec::simulate(trace, s, m, o);
+  // Traffic: every first touch of a line misses both levels and reads 64 B (writes
+  // allocate): fc1 x, W1 (2 lines), b1, h = 5 lines; relu: h hits, a misses = 1 line;
+  // fc2: a hits, W2 (2 lines), y = 3 lines. Nothing is evicted, so nothing is written back.
+  REQUIRE(r.per_op.size() == 3);
+  CHECK(r.per_op[0].dram_bytes == 5 * 64);
+  CHECK(r.per_op[1].dram_bytes == 1 * 64);
+  CHECK(r.per_op[2].dram_bytes == 3 * 64);
+  CHECK(r.dram_bytes == 9 * 64);
+  // Times (ns): one L1 port issues a line per cycle (1 ns); a miss reaches memory after the
+  // L1 and LLC lookups (1 + 1 ns) and returns 10 ns later, so the k-th line issued at
+  // t0 + k completes at t0 + k + 12; compute (2 FLOP/ns) starts when the chunk's data is in.
+  //   fc1: lines at 0..4, data in at 16, 2000 FLOP = 1000 ns -> ends 1016
+  //   relu: h hits at 1016 (done 1017), a issued 1017 -> in at 1029, +100 ns -> 1129
+  //   fc2: a hits, W2 lines at 1130, 1131, y at 1132 -> in at 1144, +500 ns -> 1644
+  CHECK(r.per_op[0].start == 0);
+  CHECK(r.per_op[0].end == ns(1016));
+  CHECK(r.per_op[1].end == ns(1129));
+  CHECK(r.per_op[2].end == ns(1644));
+  CHECK(r.step_time == ns(1644));
+  CHECK(r.llc_hit_rate == 0.0);  // every LLC lookup was a first touch
+}
+
+TEST_CASE("a CPU op pays its dispatch overhead before its work") {
+  auto trace = schema_mlp();
+  schedule::Schedule s;
+  s.steps = 1;
+  int h = add_tensor(s, "h", 64, 0x0), a = add_tensor(s, "a", 64, 0x40);
+  add_op(s, 1, workload::OpKind::Relu, {}, {{h, AccessMode::Read}, {a, AccessMode::Write}}, 0);
+  auto doc = test::tiny_cpu("1KiB", "4KiB", 10);
+  doc["compute"]["dispatch_overhead_ns"] = 5000;
+  exec::SimOptions o;
+  o.warmup_steps = 0;
+  auto r = exec::simulate(trace, s, test::machine(doc), o);
+  // 5 us dispatch, then h issued at 5000, a at 5001 -> a's data at 5013 ns.
+  CHECK(r.per_op[0].end == ns(5013));
+}
+
+TEST_CASE("backward-fused reads grads from the LLC: fewer DRAM bytes than eager") {
+  networks::NetworkOptions no;
+  no.batch = 8;
+  no.hidden = 256;
+  no.layers = 2;
+  auto trace = networks::make_network("mlp", no);
+  // Each layer's grad (<= 784 KiB) fits in a 2 MiB LLC; the model's weights, grads and
+  // momentum (~3.9 MiB) do not.
+  // 64 FLOP/cycle so that memory, not compute, sets the step time.
+  auto fits_doc = test::tiny_cpu("32KiB", "2MiB", 80, 25);
+  fits_doc["compute"]["vector_flops_per_cycle"]["float32"] = 64;
+  auto fits = test::machine(fits_doc);
+  auto eager = run(trace, schedule::Ordering::Eager, fits, 3, exec::Fidelity::Line, "momentum");
+  auto fused =
+      run(trace, schedule::Ordering::BackwardFused, fits, 3, exec::Fidelity::Line, "momentum");
+  CHECK(fused.dram_bytes < eager.dram_bytes);
+  CHECK(fused.llc_hit_rate > eager.llc_hit_rate);
+
+  // Without an LLC (and a 4-line L1) no grad survives from B_i to U_i in either ordering.
+  auto none = test::machine(test::tiny_cpu("256B", "0", 80, 25));
+  auto eager0 = run(trace, schedule::Ordering::Eager, none, 3, exec::Fidelity::Line, "momentum");
+  auto fused0 =
+      run(trace, schedule::Ordering::BackwardFused, none, 3, exec::Fidelity::Line, "momentum");
+  CHECK(fused0.dram_bytes == eager0.dram_bytes);
+  CHECK(eager0.dram_bytes > eager.dram_bytes);
+}
+
+TEST_CASE("forward-fused steady state excludes warm-up and the final flush") {
+  networks::NetworkOptions no;
+  no.batch = 4;
+  no.hidden = 128;
+  no.layers = 2;
+  auto trace = networks::make_network("mlp", no);
+  auto m = test::machine(test::tiny_cpu("32KiB", "1MiB", 80, 25));
+  auto r = run(trace, schedule::Ordering::ForwardFused, m, 3);
+  // Boundaries: the first forward op of each step starts it.
+  std::vector<Tick> first_f(3, -1);
+  Tick end = 0;
+  for (const auto& op : r.per_op) {
+    if (op.kind == "F" && first_f[std::size_t(op.step)] < 0)
+      first_f[std::size_t(op.step)] = op.start;
+    end = std::max(end, op.end);
+  }
+  REQUIRE(r.steps_measured == 1);
+  CHECK(r.step_time == first_f[2] - first_f[1]);
+  // The last step also runs the flush of step 2's updates: it is longer, and left out.
+  CHECK(end - first_f[2] > r.step_time);
+  // Two steps cannot give a steady-state forward-fused step.
+  CHECK_THROWS_WITH(run(trace, schedule::Ordering::ForwardFused, m, 2),
+                    Catch::Contains("forward-fused needs at least 3 steps"));
+}
+
+TEST_CASE("same inputs, same result (determinism)") {
+  networks::NetworkOptions no;
+  no.batch = 4;
+  no.hidden = 128;
+  no.layers = 2;
+  auto trace = networks::make_network("mlp", no);
+  auto m = test::machine(test::tiny_cpu("32KiB", "1MiB", 80, 25));
+  auto a = run(trace, schedule::Ordering::BackwardFused, m);
+  auto b = run(trace, schedule::Ordering::BackwardFused, m);
+  CHECK(a.step_time == b.step_time);
+  CHECK(a.dram_bytes == b.dram_bytes);
+  REQUIRE(a.per_op.size() == b.per_op.size());
+  for (std::size_t i = 0; i < a.per_op.size(); ++i) CHECK(a.per_op[i].end == b.per_op[i].end);
+}
