@@ -29,8 +29,10 @@ ChannelController::ChannelController(const DramSpec& spec, int channel,
       open_in_rank_(spec.org.ranks, 0),
       refresh_due_(spec.org.ranks),
       refresh_bank_(spec.org.ranks, 0),
-      hit_mark_(spec.org.banks_per_channel(), 0),
-      conflict_mark_(spec.org.banks_per_channel(), 0) {
+      order_(scheduler_->order()),
+      bank_queues_(2 * static_cast<std::size_t>(spec.org.banks_per_channel())),
+      words_((static_cast<std::size_t>(spec.org.banks_per_channel()) + 63) / 64) {
+  occupied_.assign(2 * words_, 0);
   // Ranks refresh staggered over the interval so they are not all busy at once.
   for (int r = 0; r < spec.org.ranks; ++r) {
     refresh_due_[r] = refresh_interval_ + r * refresh_interval_ / spec.org.ranks;
@@ -45,7 +47,21 @@ void ChannelController::enqueue(const QueueEntry& e) {
   // Decisions are made from the moment a request arrives: one that was possible earlier
   // (a write that becomes eligible when writes reach the watermark) issues now, not then.
   floor_ = std::max(floor_, e.arrival);
-  (e.is_write ? writes_ : reads_).push_back(e);
+  const int q = e.is_write ? 1 : 0;
+  (q ? writes_ : reads_).push_back(e);
+  QueueEntry& added = (q ? writes_ : reads_).back();
+  added.seq = next_seq_++;
+  // The newest request: it changes a clean summary only where the bank had none of its kind.
+  BankQueue& bq = bank_queues_[q * banks_.size() + e.flat_bank];
+  if (!bq.dirty) {
+    if (banks_[e.flat_bank].open_row >= 0 && banks_[e.flat_bank].open_row == e.row) {
+      if (bq.hit_seq == kNone) bq.hit_seq = added.seq;
+    } else if (bq.other_seq == kNone) {
+      bq.other_seq = added.seq;
+    }
+  }
+  ++bq.count;
+  occupied_[q * words_ + e.flat_bank / 64] |= std::uint64_t{1} << (e.flat_bank % 64);
   decided_ = false;
 }
 
@@ -69,6 +85,14 @@ ColumnServed ChannelController::issue() {
     const QueueEntry e = q[d.entry];
     execute(d);
     q.erase(q.begin() + d.entry);
+    const int qi = e.is_write ? 1 : 0;
+    BankQueue& bq = bank_queues_[qi * banks_.size() + e.flat_bank];
+    if (--bq.count == 0) {
+      bq = BankQueue{};
+      occupied_[qi * words_ + e.flat_bank / 64] &= ~(std::uint64_t{1} << (e.flat_bank % 64));
+    } else if (e.seq == bq.hit_seq || e.seq == bq.other_seq) {
+      bq.dirty = true;
+    }
     served.valid = true;
     served.is_write = e.is_write;
     served.row_hit = e.outcome == kHit || e.outcome == 0;
@@ -87,7 +111,6 @@ ColumnServed ChannelController::issue() {
 
 void ChannelController::decide() {
   decided_ = true;
-  ++generation_;
   // One command per cycle on the command bus, and never before the latest arrival.
   const Cycle base = std::max(last_command_ + 1, floor_);
   // Write draining with watermarks: switch to writes when they pile up (or nothing else
@@ -135,71 +158,20 @@ void ChannelController::decide() {
   const Decision refresh = best;
 
   // Requests of the active queue.
-  auto& q = write_mode_ ? writes_ : reads_;
-  const auto n = q.size();
-  for (std::size_t i = 0; i < n; ++i) {
-    const QueueEntry& e = q[i];
-    const BankState& b = banks_[e.flat_bank];
-    if (b.open_row == e.row)
-      hit_mark_[e.flat_bank] = generation_;
-    else if (b.open_row >= 0)
-      conflict_mark_[e.flat_bank] = generation_;
-  }
-  auto capped = [&](int bank) {
-    const BankState& b = banks_[bank];
-    if (spec_.ctrl.row_policy == RowPolicy::OpenCap && b.accesses >= spec_.ctrl.row_cap)
-      return true;
-    return hit_cap_ > 0 && b.accesses >= hit_cap_ && conflict_mark_[bank] == generation_;
-  };
-  candidates_.clear();
-  candidate_entry_.clear();
-  candidate_cmd_.clear();
-  for (std::size_t i = 0; i < n; ++i) {
-    const QueueEntry& e = q[i];
-    const BankState& b = banks_[e.flat_bank];
-    Command cmd;
-    bool hit = false;
-    if (b.open_row < 0) {
-      cmd = Command::ACT;
-    } else if (b.open_row == e.row && !capped(e.flat_bank)) {
-      cmd = e.is_write ? Command::WR : Command::RD;
-      hit = true;
-    } else {
-      // Never close a row that a queued request still hits (unless its hits are capped).
-      if (hit_mark_[e.flat_bank] == generation_ && !capped(e.flat_bank)) continue;
-      cmd = Command::PRE;
-    }
-    Cycle ready =
-        std::max({base, e.arrival, timing_.earliest(cmd, e.rank, e.bankgroup, e.flat_bank)});
-    // A due refresh blocks its rank (all-bank) or its bank (per-bank) from then on.
-    const Cycle due = refresh_due_[e.rank];
-    if (ready >= due &&
-        (all_bank || e.flat_bank == e.rank * banks_per_rank_ + refresh_bank_[e.rank])) {
-      continue;
-    }
-    candidates_.push_back(Candidate{ready, e.arrival, e.requester, hit});
-    candidate_entry_.push_back(static_cast<int>(i));
-    candidate_cmd_.push_back(cmd);
-  }
   Decision request;
-  if (!candidates_.empty()) {
-    const std::size_t k = scheduler_->pick(candidates_.data(), candidates_.size());
-    const QueueEntry& e = q[candidate_entry_[k]];
-    request.cycle = candidates_[k].ready;
-    request.cmd = candidate_cmd_[k];
-    request.rank = e.rank;
-    request.group = e.bankgroup;
-    request.bank = e.flat_bank;
-    request.row = e.row;
-    request.entry = candidate_entry_[k];
-  }
+  if (order_ == Scheduler::Order::Generic)
+    decide_requests_generic(base, all_bank, request);
+  else
+    decide_requests(base, all_bank, request);
+  const int q = write_mode_ ? 1 : 0;
 
   // Row-policy precharges (closed, open-timeout, open-cap).
   Decision close;
   for (int bank : closable_) {
     const BankState& b = banks_[bank];
     if (b.open_row < 0) continue;
-    if (hit_mark_[bank] == generation_ && !capped(bank)) continue;
+    const BankQueue& bq = bank_queue(q, bank);
+    if (bq.hit_seq != kNone && !capped(bank, bq)) continue;
     const int r = bank / banks_per_rank_;
     const int g = (bank % banks_per_rank_) / banks_per_group_;
     Cycle ready = std::max(base, timing_.earliest(Command::PRE, r, g, bank));
@@ -218,12 +190,36 @@ void ChannelController::decide() {
   if (close.cycle < decision_.cycle) decision_ = close;
 }
 
+ChannelController::BankQueue& ChannelController::bank_queue(int q, int bank) {
+  BankQueue& bq = bank_queues_[q * banks_.size() + bank];
+  if (bq.dirty) rescan(q, bank);
+  return bq;
+}
+
+void ChannelController::rescan(int q, int bank) {
+  BankQueue& bq = bank_queues_[q * banks_.size() + bank];
+  const std::int64_t open = banks_[bank].open_row;
+  bq.hit_seq = bq.other_seq = kNone;
+  bq.dirty = false;
+  if (bq.count == 0) return;
+  for (const QueueEntry& e : q ? writes_ : reads_) {
+    if (e.flat_bank != bank) continue;
+    if (open >= 0 && e.row == open) {
+      if (bq.hit_seq == kNone) bq.hit_seq = e.seq;
+    } else if (bq.other_seq == kNone) {
+      bq.other_seq = e.seq;
+    }
+    if (bq.hit_seq != kNone && bq.other_seq != kNone) return;
+  }
+}
+
 void ChannelController::close_bank(int flat_bank, Cycle at) {
   BankState& b = banks_[flat_bank];
   stats_.bank_open_cycles[static_cast<std::size_t>(channel_) * banks_.size() + flat_bank] +=
       static_cast<std::uint64_t>(at - b.opened_at);
   b.open_row = -1;
   b.accesses = 0;
+  mark_row_changed(flat_bank);
   --open_in_rank_[flat_bank / banks_per_rank_];
   if (b.close_flag) {
     b.close_flag = false;
@@ -257,6 +253,7 @@ void ChannelController::execute(const Decision& d) {
       b.opened_at = d.cycle;
       b.accesses = 0;
       ++open_in_rank_[d.rank];
+      mark_row_changed(d.bank);
       ++stats_.activates;
       if (e && e->outcome == 0) e->outcome = kMiss;
       break;

@@ -24,6 +24,7 @@ struct QueueEntry {
   std::uint8_t rank = 0, bankgroup = 0, bank = 0;
   std::uint8_t outcome = 0;  // 0 undecided, then kHit / kMiss / kConflict
   bool is_write = false;
+  std::uint64_t seq = 0;  // set by enqueue: age order within the channel (queues stay sorted)
 };
 
 // A column command the controller just issued: the atom `token` is done at `done`.
@@ -88,7 +89,33 @@ class ChannelController {
     int entry = -1;  // index in the active queue, or -1 (refresh, policy close)
   };
 
+  // What one bank's queued requests (of one queue) need, kept between decisions and
+  // recomputed only when the bank's requests or its open row change: the oldest request
+  // that hits the open row and the oldest other one. All requests of one bank and class
+  // have the same next command and ready cycle, so they are all a first-ready scheduler
+  // needs to see of that bank.
+  struct BankQueue {
+    std::uint64_t hit_seq = kNone, other_seq = kNone;
+    std::uint16_t count = 0;
+    bool dirty = false;
+  };
+  static constexpr std::uint64_t kNone = UINT64_MAX;
+
   void decide();
+  void decide_requests(Cycle base, bool all_bank, Decision& request);
+  void decide_requests_generic(Cycle base, bool all_bank, Decision& request);
+  BankQueue& bank_queue(int q, int bank);
+  void rescan(int q, int bank);
+  void mark_row_changed(int bank) {
+    bank_queues_[bank].dirty = true;
+    bank_queues_[banks_.size() + bank].dirty = true;
+  }
+  bool capped(int bank, const BankQueue& bq) const {
+    const BankState& b = banks_[bank];
+    if (spec_.ctrl.row_policy == RowPolicy::OpenCap && b.accesses >= spec_.ctrl.row_cap)
+      return true;
+    return hit_cap_ > 0 && b.accesses >= hit_cap_ && bq.other_seq != kNone;
+  }
   void execute(const Decision& d);
   void close_bank(int flat_bank, Cycle at);
   void consider(Decision& best, const Decision& d) const {
@@ -119,8 +146,13 @@ class ChannelController {
 
   bool decided_ = false;
   Decision decision_;
-  std::uint32_t generation_ = 0;
-  std::vector<std::uint32_t> hit_mark_, conflict_mark_;  // == generation_: queued hit/conflict
+  const Scheduler::Order order_;
+  std::uint64_t next_seq_ = 0;
+  // [queue * banks + bank], queue 0 reads, 1 writes; occupied_: banks with requests queued,
+  // one bit per bank, [queue * words + word].
+  std::vector<BankQueue> bank_queues_;
+  std::vector<std::uint64_t> occupied_;
+  std::size_t words_;
   std::vector<Candidate> candidates_;
   std::vector<int> candidate_entry_;
   std::vector<Command> candidate_cmd_;

@@ -8,6 +8,7 @@ namespace {
 class Fcfs final : public Scheduler {
  public:
   std::size_t pick(const Candidate*, std::size_t) override { return 0; }
+  Order order() const override { return Order::Oldest; }
 };
 
 }  // namespace

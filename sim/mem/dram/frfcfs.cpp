@@ -10,6 +10,7 @@ class FrFcfs final : public Scheduler {
   std::size_t pick(const Candidate* c, std::size_t n) override {
     return pick_first_ready(c, n, /*prefer_hits=*/true);
   }
+  Order order() const override { return Order::FirstReady; }
 };
 
 }  // namespace

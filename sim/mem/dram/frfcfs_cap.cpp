@@ -14,6 +14,7 @@ class FrFcfsCap final : public Scheduler {
   std::size_t pick(const Candidate* c, std::size_t n) override {
     return pick_first_ready(c, n, /*prefer_hits=*/true);
   }
+  Order order() const override { return Order::FirstReady; }
   int row_hit_cap() const override { return cap_; }
 
  private:

@@ -22,6 +22,12 @@ struct Candidate {
 class Scheduler {
  public:
   virtual ~Scheduler() = default;
+  // How pick() chooses, so that the controller may hand over fewer candidates when the
+  // choice provably stays the same: Oldest = always c[0] (FCFS); FirstReady = the oldest
+  // of the earliest-ready, row hits first (pick_first_ready with prefer_hits). Generic
+  // schedulers see every queued request.
+  enum class Order { Generic, Oldest, FirstReady };
+  virtual Order order() const { return Order::Generic; }
   // `c[0..n)` in age order (oldest first), n >= 1. Returns an index into c.
   virtual std::size_t pick(const Candidate* c, std::size_t n) = 0;
   // Row hits a bank may serve after its activate while an older request waits for another

@@ -1,0 +1,125 @@
+// The request half of ChannelController::decide(): which queued request's next command
+// issues first. Two ways to the same answer. First-ready schedulers (FCFS, FR-FCFS and its
+// capped form) look only at each occupied bank's oldest row hit and oldest other request
+// (the BankQueue summaries): within one bank and class every request has the same next
+// command and so the same ready cycle (arrivals never exceed the decision floor), hence
+// the oldest of them is the only one such a scheduler could pick. That makes a decision
+// O(occupied banks) instead of O(queue). Generic schedulers get every request, in age
+// order, as before. tests/dram/command_stream_test.cpp pins that both give the command
+// stream of the original queue-scanning controller.
+#include <algorithm>
+
+#include "mem/dram/controller.h"
+
+namespace fusim::dram {
+
+void ChannelController::decide_requests(Cycle base, bool all_bank, Decision& request) {
+  const int qi = write_mode_ ? 1 : 0;
+  const Command column = write_mode_ ? Command::WR : Command::RD;
+  const bool oldest_only = order_ == Scheduler::Order::Oldest;
+  Cycle best_ready = kNoCycle;
+  bool best_hit = false;
+  std::uint64_t best_seq = kNone;
+  Command best_cmd = Command::ACT;
+  int best_bank = -1;
+  for (std::size_t w = 0; w < words_; ++w) {
+    for (std::uint64_t bits = occupied_[qi * words_ + w]; bits != 0; bits &= bits - 1) {
+      const int bank = static_cast<int>(w * 64 + __builtin_ctzll(bits));
+      const BankQueue& bq = bank_queue(qi, bank);
+      const BankState& b = banks_[bank];
+      Command cmd;
+      bool hit = false;
+      std::uint64_t seq;
+      if (b.open_row < 0) {
+        cmd = Command::ACT, seq = bq.other_seq;  // a closed bank: every request activates
+      } else if (capped(bank, bq)) {
+        // Capped hits lose their status: every request of the bank wants the precharge.
+        cmd = Command::PRE, seq = std::min(bq.hit_seq, bq.other_seq);
+      } else if (bq.hit_seq != kNone) {
+        cmd = column, hit = true, seq = bq.hit_seq;  // (its conflicts wait: never close a hit)
+      } else {
+        cmd = Command::PRE, seq = bq.other_seq;
+      }
+      if (oldest_only
+              ? seq > best_seq
+              : !(seq < best_seq || hit > best_hit) && best_bank >= 0 && base >= best_ready) {
+        continue;  // cannot beat the best so far whatever its ready cycle
+      }
+      const int rank = bank / banks_per_rank_;
+      const int group = (bank % banks_per_rank_) / banks_per_group_;
+      const Cycle ready = std::max(base, timing_.earliest(cmd, rank, group, bank));
+      // A due refresh blocks its rank (all-bank) or its bank (per-bank) from then on.
+      if (ready >= refresh_due_[rank] &&
+          (all_bank || bank == rank * banks_per_rank_ + refresh_bank_[rank])) {
+        continue;
+      }
+      const bool better =
+          oldest_only
+              ? seq < best_seq
+              : ready < best_ready || (ready == best_ready &&
+                                       (hit > best_hit || (hit == best_hit && seq < best_seq)));
+      if (better) {
+        best_ready = ready, best_hit = hit, best_seq = seq, best_cmd = cmd, best_bank = bank;
+      }
+    }
+  }
+  if (best_bank < 0) return;
+  const auto& q = write_mode_ ? writes_ : reads_;
+  const auto it = std::lower_bound(q.begin(), q.end(), best_seq,
+                                   [](const QueueEntry& e, std::uint64_t s) { return e.seq < s; });
+  const QueueEntry& e = *it;
+  request.cycle = best_ready;
+  request.cmd = best_cmd;
+  request.rank = e.rank;
+  request.group = e.bankgroup;
+  request.bank = e.flat_bank;
+  request.row = e.row;
+  request.entry = static_cast<int>(it - q.begin());
+}
+
+void ChannelController::decide_requests_generic(Cycle base, bool all_bank, Decision& request) {
+  const int qi = write_mode_ ? 1 : 0;
+  const auto& q = write_mode_ ? writes_ : reads_;
+  candidates_.clear();
+  candidate_entry_.clear();
+  candidate_cmd_.clear();
+  for (std::size_t i = 0; i < q.size(); ++i) {
+    const QueueEntry& e = q[i];
+    const BankState& b = banks_[e.flat_bank];
+    const BankQueue& bq = bank_queue(qi, e.flat_bank);
+    Command cmd;
+    bool hit = false;
+    if (b.open_row < 0) {
+      cmd = Command::ACT;
+    } else if (b.open_row == e.row && !capped(e.flat_bank, bq)) {
+      cmd = e.is_write ? Command::WR : Command::RD;
+      hit = true;
+    } else {
+      // Never close a row that a queued request still hits (unless its hits are capped).
+      if (bq.hit_seq != kNone && !capped(e.flat_bank, bq)) continue;
+      cmd = Command::PRE;
+    }
+    const Cycle ready =
+        std::max({base, e.arrival, timing_.earliest(cmd, e.rank, e.bankgroup, e.flat_bank)});
+    const Cycle due = refresh_due_[e.rank];
+    if (ready >= due &&
+        (all_bank || e.flat_bank == e.rank * banks_per_rank_ + refresh_bank_[e.rank])) {
+      continue;
+    }
+    candidates_.push_back(Candidate{ready, e.arrival, e.requester, hit});
+    candidate_entry_.push_back(static_cast<int>(i));
+    candidate_cmd_.push_back(cmd);
+  }
+  if (candidates_.empty()) return;
+  const std::size_t k = scheduler_->pick(candidates_.data(), candidates_.size());
+  const QueueEntry& e = q[candidate_entry_[k]];
+  request.cycle = candidates_[k].ready;
+  request.cmd = candidate_cmd_[k];
+  request.rank = e.rank;
+  request.group = e.bankgroup;
+  request.bank = e.flat_bank;
+  request.row = e.row;
+  request.entry = candidate_entry_[k];
+}
+
+}  // namespace fusim::dram
