@@ -7,6 +7,7 @@
 #include <cstdlib>
 
 #include "core/error.h"
+#include "core/memory_budget.h"
 #include "core/units.h"
 #include "mem/cache/replacement.h"
 
@@ -42,6 +43,10 @@ LevelConfig parse_level(const JsonView& j, std::size_t index, Tick default_perio
         fmt::format("an associativity that divides the {} lines of {} into whole "
                     "sets, got {}",
                     lines, format_bytes(c.size_bytes), c.assoc));
+  // Refused before Cache allocates its arrays: per line a 64-bit tag, a dirty byte and at
+  // most 8 bytes of replacement state (LRU's 64-bit stamp), for one instance of the level.
+  check_memory_budget(j.file(), j.at("size").path(), "cache tag and replacement state",
+                      static_cast<std::uint64_t>(lines), 8 + 1 + 8);
   if (auto p = j.find("policy")) {
     c.policy = p->as_nonempty_string();
     if (!is_known_policy(c.policy)) p->fail_got(choices(policy_names()));
