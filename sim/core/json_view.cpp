@@ -1,11 +1,13 @@
 #include "core/json_view.h"
 
 #include <cmath>
+#include <filesystem>
 #include <fmt/format.h>
 #include <fstream>
 #include <sstream>
 
 #include "core/error.h"
+#include "core/memory_budget.h"
 #include "core/units.h"
 
 namespace fusim {
@@ -37,10 +39,36 @@ nlohmann::json parse_json_text(std::string_view text, const std::string& name) {
     std::string detail = pos == std::string::npos ? what : what.substr(pos);
     throw InputError(name, fmt::format("line {} column {}", line, col),
                      fmt::format("valid JSON ({})", detail));
+  } catch (const nlohmann::json::out_of_range& e) {
+    // Number overflow (1e999): nlohmann throws out_of_range without a byte offset, so the
+    // place is that of the offending token, which the message quotes.
+    std::string what = e.what();
+    auto open = what.find('\'');
+    auto close = what.rfind('\'');
+    std::string token = open < close ? what.substr(open + 1, close - open - 1) : "";
+    auto at = token.empty() ? std::string_view::npos : text.find(token);
+    std::string where;
+    if (at != std::string_view::npos) {
+      auto [line, col] = line_col(text, at + 1);
+      where = fmt::format("line {} column {}", line, col);
+    }
+    throw InputError(name, where,
+                     fmt::format("a finite number that fits a double, got {}", token));
   }
 }
 
 nlohmann::json load_json_file(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw InputError(path, "", "a JSON file, got a directory");
+  const auto size = std::filesystem::file_size(path, ec);
+  // Refused before reading: the parsed document would take many times the text's size.
+  if (!ec && size > static_cast<std::uintmax_t>(kMaxJsonFileBytes))
+    throw InputError(path, "",
+                     fmt::format("a JSON file of at most {}, got {} (the parsed document "
+                                 "would not fit the memory budget)",
+                                 format_bytes(kMaxJsonFileBytes),
+                                 format_bytes(static_cast<std::int64_t>(size))));
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path, "", "a readable file (cannot open it)");
   std::ostringstream buffer;
