@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <memory>
 
@@ -24,13 +25,24 @@ std::vector<TraceRequest> read_dramsim3_trace(const std::string& path) {
   if (!f) throw InputError(path, "file", "a readable DRAMsim3 trace file (it does not open)");
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> guard(f, std::fclose);
   std::vector<TraceRequest> out;
-  char buf[512];
+  // POSIX getline, not fgets into a fixed buffer: a long line must not be read as several
+  // requests, and a NUL byte must not silently cut a line short (both found by fuzz_dram_trace).
+  struct LineBuffer {
+    char* data = nullptr;
+    std::size_t capacity = 0;
+    ~LineBuffer() { std::free(data); }
+  } buf;
   std::int64_t line_no = 0;
   Cycle last = 0;
-  while (std::fgets(buf, sizeof buf, f)) {
+  for (ssize_t length; (length = ::getline(&buf.data, &buf.capacity, f)) != -1;) {
     ++line_no;
     const std::string where = fmt::format("line {}", line_no);
-    std::string line(buf);
+    std::string line(buf.data, static_cast<std::size_t>(length));
+    if (line.find('\0') != std::string::npos)
+      throw InputError(path, where, "a text line, got a NUL byte (binary data?)");
+    if (line.size() > 1024)
+      throw InputError(path, where,
+                       fmt::format("a request line of at most 1024 characters, got {}", line.size()));
     while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) line.pop_back();
     std::size_t first = line.find_first_not_of(" \t");
     if (first == std::string::npos || line[first] == '#') continue;
