@@ -1,10 +1,12 @@
 #include "mem/dram/dram_spec.h"
 
 #include <fmt/format.h>
+#include <limits>
 #include <cmath>
 #include <filesystem>
 
 #include "core/error.h"
+#include "core/memory_budget.h"
 
 namespace fusim::dram {
 namespace {
@@ -25,16 +27,21 @@ Cycle read_timing(const JsonView& v, Tick tck) {
       try {
         std::size_t used = 0;
         const double ns = std::stod(s.substr(0, s.size() - 2), &used);
-        if (used == s.size() - 2 && std::isfinite(ns) && ns >= 0) return ns_to_cycles(ns, tck);
+        // At most 1 s: larger values overflow the picosecond arithmetic below.
+        if (used == s.size() - 2 && std::isfinite(ns) && ns >= 0 && ns <= 1e9)
+          return ns_to_cycles(ns, tck);
       } catch (const std::exception&) {
       }
     }
-    v.fail_got("a cycle count (integer >= 0) or a time such as \"13.75ns\"");
+    v.fail_got("a cycle count (integer >= 0) or a time such as \"13.75ns\" (at most 1 s)");
   }
   if (!v.raw().is_number_integer()) {
     v.fail_got("a cycle count (integer >= 0) or a time such as \"13.75ns\"");
   }
-  return v.as_int_at_least(0);
+  // Bounded so that sums of timings and the current cycle cannot overflow.
+  const Cycle c = v.as_int_at_least(0);
+  if (c > 1'000'000'000) v.fail_got("a cycle count of at most 1000000000");
+  return c;
 }
 
 bool is_pow2(std::int64_t v) {
@@ -61,8 +68,13 @@ RefreshMode parse_refresh(const JsonView& v) {
 // at the top level of a machine's "dram" section.
 void apply_organization(const JsonView& o, Organization& org) {
   auto int_field = [&](const char* key, auto& field, std::int64_t min) {
-    if (auto v = o.find(key))
-      field = static_cast<std::decay_t<decltype(field)>>(v->as_int_at_least(min));
+    if (auto v = o.find(key)) {
+      // The fields are int: a larger value would wrap (channels 2^32 + 2 read as 2).
+      const std::int64_t x = v->as_int_at_least(min);
+      if (x > std::numeric_limits<int>::max())
+        v->fail_got(fmt::format("an integer <= {}", std::numeric_limits<int>::max()));
+      field = static_cast<std::decay_t<decltype(field)>>(x);
+    }
   };
   int_field("channels", org.channels, 1);
   int_field("pseudo_channels", org.pseudo_channels, 1);
@@ -148,7 +160,20 @@ void validate(const DramSpec& s, const JsonView& where) {
                          {"burst_length", o.burst_length}}) {
     need(is_pow2(v), fmt::format("{} to be a power of two (address bits), got {}", name, v));
   }
-  need(o.banks_per_channel() <= 65535, "at most 65535 banks per channel");
+  // In 64 bits: ranks x bankgroups x banks_per_group can overflow int before the check.
+  need(std::int64_t{o.ranks} * o.bankgroups * o.banks_per_group <= 65535,
+       "at most 65535 banks per channel");
+  // Refused before DramSystem builds one controller per logical channel: each holds per-bank
+  // state (BankState, timing vectors: ~64 B a bank) and its read and write queues (~64 B an
+  // entry); 4 KiB covers the rest of a controller.
+  need(s.ctrl.read_queue <= 65536 && s.ctrl.write_queue <= 65536,
+       fmt::format("read_queue and write_queue of at most 65536 entries, got {} and {}",
+                   s.ctrl.read_queue, s.ctrl.write_queue));
+  check_memory_budget(where.file(), where.path().empty() ? "channels" : where.path() + ".channels",
+                      "DRAM controller state",
+                      static_cast<std::uint64_t>(o.channels) * static_cast<std::uint64_t>(o.pseudo_channels),
+                      4096 + 64 * static_cast<std::uint64_t>(o.banks_per_channel()) +
+                          64 * static_cast<std::uint64_t>(s.ctrl.read_queue + s.ctrl.write_queue));
   need(is_pow2(s.ctrl.interleave_bytes) && s.ctrl.interleave_bytes >= o.atom_bytes(),
        fmt::format("interleave_bytes to be a power of two >= the access atom ({} B), got {}",
                    o.atom_bytes(), s.ctrl.interleave_bytes));
