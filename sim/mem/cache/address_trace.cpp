@@ -11,6 +11,7 @@
 namespace fusim::cache {
 namespace {
 constexpr const char* kForm = "\"R|W 0xADDR [BYTES]\"";
+constexpr std::uint64_t kMaxAccessBytes = std::uint64_t{1} << 20;
 
 std::string_view next_token(std::string_view& rest) {
   std::size_t b = 0;
@@ -61,6 +62,9 @@ std::uint64_t read_address_trace(std::istream& in, const std::string& name,
       auto [q, ec2] = std::from_chars(bytes.data(), bytes.data() + bytes.size(), a.bytes);
       if (ec2 != std::errc() || q != bytes.data() + bytes.size() || a.bytes == 0)
         fail("BYTES must be a positive decimal integer");
+      // One trace line is one access (Dinero: one instruction's reference). Unbounded, a line
+      // such as "R 0x10 18446744073709551600" walked 2^60 lines: a hang (fuzz_address_trace).
+      if (a.bytes > kMaxAccessBytes) fail("BYTES must be at most 1048576 (1 MiB) per access");
       if (a.addr + (a.bytes - 1) < a.addr)
         fail("the access runs past the end of the address space");
     }
