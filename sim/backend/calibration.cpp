@@ -125,9 +125,9 @@ Calibration calibrate_host(const std::function<void(const std::string&)>& progre
   c.clock_mhz = probe::core_clock_mhz();
   progress("vector FMA throughput");
   c.vector_flops_per_cycle = probe::vector_flops_per_cycle(c.clock_mhz);
-  // Footprints 4 KiB .. 512 MiB, 4 points per octave... 2 per octave (x sqrt 2).
-  progress("pointer chase, 4 KiB .. 512 MiB");
-  for (double b = 4096; b <= double(512 << 20) * 1.01; b *= std::sqrt(2.0)) {
+  // Footprints 4 KiB .. 256 MiB, 2 points per octave (x sqrt 2).
+  progress("pointer chase, 4 KiB .. 256 MiB");
+  for (double b = 4096; b <= double(256 << 20) * 1.01; b *= std::sqrt(2.0)) {
     const auto bytes = std::int64_t(b) / 64 * 64;
     c.curve.push_back({bytes, probe::pointer_chase_ns(bytes, 42)});
   }

@@ -14,8 +14,10 @@ namespace {
 double fraction(double v) {
   return std::clamp(v, 1e-4, 1.0);
 }
+// Four significant digits: memory-light op classes reach a few thousandths of peak.
 double round3(double v) {
-  return std::round(v * 1000) / 1000;
+  const double scale = std::pow(10.0, 3 - std::floor(std::log10(v)));
+  return std::round(v * scale) / scale;
 }
 
 // A DDR5 platform since AMD Zen 4 (family 0x19 model >= 0x10, and family 0x1A) and Intel
