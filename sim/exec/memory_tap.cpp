@@ -12,13 +12,17 @@ MemoryTap::MemoryTap(EventQueue& queue, mem::MemoryPort& memory, int requesters,
   FUSIM_ASSERT(bucket > 0, "timeline bucket must be positive");
 }
 
-void MemoryTap::send(const mem::MemRequest& r) {
-  total_ += r.bytes;
-  if (r.requester >= 0 && static_cast<std::size_t>(r.requester) < per_requester_.size())
-    per_requester_[static_cast<std::size_t>(r.requester)] += r.bytes;
+void MemoryTap::count_only(int requester, std::int64_t bytes) {
+  total_ += bytes;
+  if (requester >= 0 && static_cast<std::size_t>(requester) < per_requester_.size())
+    per_requester_[static_cast<std::size_t>(requester)] += bytes;
   auto b = static_cast<std::size_t>(queue_.now() / bucket_);
   if (b >= per_bucket_.size()) per_bucket_.resize(b + 1, 0);
-  per_bucket_[b] += r.bytes;
+  per_bucket_[b] += bytes;
+}
+
+void MemoryTap::send(const mem::MemRequest& r) {
+  count_only(r.requester, r.bytes);
   memory_.send(r);
 }
 

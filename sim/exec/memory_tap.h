@@ -2,6 +2,7 @@
 // A MemoryPort in front of main memory that counts what the cache hierarchy sends: bytes
 // per requester (core/SM: per-op DRAM bytes) and per time bucket (the DRAM bandwidth track
 // of timelines). It forwards everything unchanged.
+// (count_only adds bytes that never reach the controller.)
 #include <cstdint>
 #include <vector>
 
@@ -17,6 +18,10 @@ class MemoryTap final : public mem::MemoryPort {
   bool will_accept(const mem::MemRequest& r) const override { return memory_.will_accept(r); }
   void send(const mem::MemRequest& r) override;
   void set_completion(Completion c) override { memory_.set_completion(std::move(c)); }
+
+  // Bytes served by main memory outside the controller (GEMM re-reads timed by a bandwidth
+  // model, see simulator.cpp): counted like sent bytes, nothing is forwarded.
+  void count_only(int requester, std::int64_t bytes);
 
   std::int64_t total_bytes() const { return total_; }
   std::int64_t bytes_of(int requester) const;

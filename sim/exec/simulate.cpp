@@ -34,7 +34,7 @@ void Simulator::fill_result(SimulationDetail& out) {
 
   Tick end = 0;
   for (const auto& s : ops_) end = std::max(end, s.end);
-  Snapshot last{end, tap_->total_bytes(), caches_->stats()};
+  Snapshot last{end, tap_->total_bytes(), cache_stats()};
 
   // Boundaries b_0..b_{K-1} (first forward op of each step) and the end E of the run.
   // Measured: steps W..K-2 (b_{s+1} - b_s), which leaves out the warm-up steps and the

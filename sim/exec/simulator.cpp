@@ -20,6 +20,28 @@ bool is_zero_size(const nlohmann::json& v) {
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
   return (a + b - 1) / b;
 }
+
+// Share of a DRAM system's peak bandwidth that long sequential read streams sustain under
+// FR-FCFS with open rows: refresh alone takes tRFC/tREFI (350 ns / 7.8 us = 4.5% on 16 Gb
+// DDR4, JESD79-4), row switches and read/write turnarounds the rest; STREAM on DDR4/DDR5
+// servers reaches 80-90% of peak (e.g. McCalpin's STREAM results; Intel's Xeon 8380
+// reference ~ 170 of 204.8 GB/s). Used only for the analytic GEMM re-reads.
+constexpr double kStreamingEfficiency = 0.85;
+
+// Bytes of [0, total) that chunk `chunk` of `chunks` covers, on `unit` boundaries.
+std::pair<std::int64_t, std::int64_t> chunk_slice(std::int64_t total, int chunk, int chunks,
+                                                  std::int64_t unit) {
+  std::int64_t lo = total * chunk / chunks / unit * unit;
+  std::int64_t hi = chunk + 1 == chunks ? total : total * (chunk + 1) / chunks / unit * unit;
+  return {lo, hi};
+}
+
+// Bytes a pass streams through the hierarchy: every range once (re-reads are analytic).
+std::int64_t first_read_bytes(const compute::ProgramPass& pass) {
+  std::int64_t b = 0;
+  for (const auto& r : pass.ranges) b += r.bytes;
+  return b;
+}
 }  // namespace
 
 std::unique_ptr<mem::MemoryPort> make_main_memory(const Machine& m, EventQueue& queue) {
@@ -71,6 +93,13 @@ Simulator::Simulator(const workload::Trace& trace, const schedule::Schedule& sch
   memory_ = make_main_memory(machine, queue_);
   tap_ = std::make_unique<MemoryTap>(queue_, *memory_, units, us(1));
   caches_->attach_memory(queue_, *tap_);
+  for (const auto& level : config.levels) level_bytes_.push_back(level.size_bytes);
+  reread_stats_.resize(config.levels.size());
+  if (auto* dram = dynamic_cast<dram::DramSystem*>(memory_.get())) {
+    memory_bytes_per_ps_ = dram->peak_bandwidth_bytes_per_s() * kStreamingEfficiency * 1e-12;
+  } else {
+    memory_bytes_per_ps_ = machine.dram().at("bandwidth_gbps").as_number_in(0, 1e6) * 1e-3;
+  }
 
   const auto& sops = schedule.ops;
   ops_.resize(sops.size());
@@ -130,7 +159,58 @@ Simulator::Simulator(const workload::Trace& trace, const schedule::Schedule& sch
 Simulator::~Simulator() = default;
 
 Simulator::Snapshot Simulator::snapshot() const {
-  return {queue_.now(), tap_->total_bytes(), caches_->stats()};
+  return {queue_.now(), tap_->total_bytes(), cache_stats()};
+}
+
+cache::HierarchyStats Simulator::cache_stats() const {
+  cache::HierarchyStats st = caches_->stats();
+  for (std::size_t l = 0; l < st.levels.size() && l < reread_stats_.size(); ++l)
+    st.levels[l].total += reread_stats_[l];
+  st.memory.reads += reread_memory_.reads;
+  st.memory.read_bytes += reread_memory_.read_bytes;
+  return st;
+}
+
+int Simulator::reread_level(std::int64_t bytes) const {
+  // The operand was just streamed in by this op's first read; its re-reads hit the first
+  // level that holds it with room for the other operand and the output streaming beside it
+  // (half the level, as the blocking model's residency rule).
+  for (std::size_t l = 0; l < level_bytes_.size(); ++l)
+    if (bytes <= level_bytes_[l] / 2) return static_cast<int>(l);
+  return static_cast<int>(level_bytes_.size());
+}
+
+Tick Simulator::serve_rereads(int id, int level, std::int64_t bytes) {
+  OpState& s = ops_[static_cast<std::size_t>(id)];
+  const auto unit = static_cast<std::int64_t>(caches_->unit_bytes());
+  const auto units = static_cast<std::uint64_t>(ceil_div(bytes, unit));
+  // Stats as the hierarchy would count them: a lookup (miss) at every level above the one
+  // that serves the re-read, a hit there; past the last level, a memory read.
+  for (int l = 0; l < static_cast<int>(reread_stats_.size()); ++l) {
+    if (l > level) break;
+    auto& st = reread_stats_[static_cast<std::size_t>(l)];
+    st.accesses += units;
+    (l == level ? st.hits : st.misses) += units;
+  }
+  const Tick now = queue_.now();
+  if (level < caches_->levels()) {
+    // Hits stream at the first level's port rate of each of the op's cores (the timed
+    // path's issue limit), after one lookup latency down to the serving level.
+    double per_unit = static_cast<double>(caches_->port_occupancy(0)) /
+                      static_cast<double>(std::max<std::size_t>(1, s.cores.size()));
+    return now + caches_->hit_latency(level) +
+           static_cast<Tick>(per_unit * static_cast<double>(units) + 0.5);
+  }
+  reread_memory_.reads += units;
+  reread_memory_.read_bytes += static_cast<std::uint64_t>(bytes);
+  tap_->count_only(s.cores.empty() ? -1 : s.cores.front(), bytes);
+  // Main memory re-reads queue on one shared bandwidth pipe (other re-reads contend; the
+  // controller's own traffic does not see them).
+  if (memory_bytes_per_ps_ <= 0) return now + caches_->miss_issue_latency();
+  Tick start = std::max(now, memory_pipe_free_);
+  memory_pipe_free_ =
+      start + static_cast<Tick>(static_cast<double>(bytes) / memory_bytes_per_ps_ + 0.5);
+  return memory_pipe_free_ + caches_->miss_issue_latency();
 }
 
 int Simulator::ready_lanes_waiting(int except) const {
@@ -231,35 +311,43 @@ void Simulator::issue_chunk(int id, int chunk) {
   const compute::ProgramPass& pass = s.program.passes[s.pass];
   const auto unit = static_cast<std::int64_t>(caches_->unit_bytes());
   const auto cores = static_cast<std::int64_t>(s.cores.size());
-  const std::int64_t chunks = s.chunks;
+  const int chunks = s.chunks;
   int& outstanding = s.outstanding[static_cast<std::size_t>(chunk)];
   outstanding = 1;  // held until every range of the chunk is issued
   auto done = [this, id, chunk](Tick) {
     OpState& st = ops_[static_cast<std::size_t>(id)];
     if (--st.outstanding[static_cast<std::size_t>(chunk)] == 0) advance(id);
   };
+  Tick rereads_in = 0;
   for (const auto& r : pass.ranges) {
-    const std::int64_t total = r.streamed_bytes();
-    // This chunk's share of the stream, on unit boundaries (the last chunk takes the rest).
-    std::int64_t lo = total * chunk / chunks / unit * unit;
-    std::int64_t hi = chunk + 1 == chunks ? total : total * (chunk + 1) / chunks / unit * unit;
-    while (lo < hi) {  // a re-read stream wraps around the tensor
-      std::int64_t offset = lo % r.bytes;
-      std::int64_t piece = std::min(hi - lo, r.bytes - offset);
-      // Split the piece across the op's cores in whole units.
-      std::int64_t units_in = ceil_div(piece, unit);
-      for (std::int64_t c = 0; c < cores; ++c) {
-        std::int64_t u0 = units_in * c / cores, u1 = units_in * (c + 1) / cores;
-        if (u0 == u1) continue;
-        std::int64_t b0 = u0 * unit, b1 = std::min(piece, u1 * unit);
-        ++outstanding;
-        caches_->start_range(s.cores[static_cast<std::size_t>(c)],
-                             r.addr + static_cast<std::uint64_t>(offset + b0),
-                             static_cast<std::uint64_t>(b1 - b0),
-                             r.write ? cache::AccessKind::Write : cache::AccessKind::Read, done);
-      }
-      lo += piece;
+    // The first read (or the write) of the range goes through the hierarchy, so cache
+    // contents and DRAM traffic are simulated; its GEMM re-reads (repeats - 1 more passes
+    // over the operand, interleaved with it) are served analytically by the level that
+    // holds the operand: streaming them again would only find it there again, at 10-100x
+    // the events.
+    auto [lo, hi] = chunk_slice(r.bytes, chunk, chunks, unit);
+    if (r.repeats > 1) {
+      auto [rlo, rhi] = chunk_slice(r.bytes * (r.repeats - 1), chunk, chunks, 1);
+      if (rhi > rlo)
+        rereads_in = std::max(rereads_in, serve_rereads(id, reread_level(r.bytes), rhi - rlo));
     }
+    if (hi <= lo) continue;
+    // Split the slice across the op's cores in whole units.
+    std::int64_t units_in = ceil_div(hi - lo, unit);
+    for (std::int64_t c = 0; c < cores; ++c) {
+      std::int64_t u0 = units_in * c / cores, u1 = units_in * (c + 1) / cores;
+      if (u0 == u1) continue;
+      std::int64_t b0 = u0 * unit, b1 = std::min(hi - lo, u1 * unit);
+      ++outstanding;
+      caches_->start_range(s.cores[static_cast<std::size_t>(c)],
+                           r.addr + static_cast<std::uint64_t>(lo + b0),
+                           static_cast<std::uint64_t>(b1 - b0),
+                           r.write ? cache::AccessKind::Write : cache::AccessKind::Read, done);
+    }
+  }
+  if (rereads_in > queue_.now()) {
+    ++outstanding;
+    queue_.schedule(rereads_in, Priority::Response, [done, rereads_in] { done(rereads_in); });
   }
   if (--outstanding == 0) queue_.schedule_in(0, Priority::Response, [this, id] { advance(id); });
 }
@@ -278,7 +366,7 @@ void Simulator::advance(int id) {
       }
       const auto& pass = s.program.passes[s.pass];
       s.chunks = static_cast<int>(
-          std::max<std::int64_t>(1, ceil_div(pass.streamed_bytes(), options_.chunk_bytes)));
+          std::max<std::int64_t>(1, ceil_div(first_read_bytes(pass), options_.chunk_bytes)));
       s.next_mem = s.mem_done_prefix = s.comp_done = 0;
       s.outstanding.assign(static_cast<std::size_t>(s.chunks), 0);
     }

@@ -59,6 +59,12 @@ class Simulator {
   int ready_lanes_waiting(int except_lane) const;
   Snapshot snapshot() const;
   void fill_result(SimulationDetail& out);
+  // The hierarchy's stats plus the analytically served re-reads.
+  cache::HierarchyStats cache_stats() const;
+  // Level that serves the re-reads of an operand of `bytes` (levels() = main memory).
+  int reread_level(std::int64_t bytes) const;
+  // Accounts `bytes` of re-reads served at `level` for op `id`; returns when they are in.
+  Tick serve_rereads(int id, int level, std::int64_t bytes);
 
   const workload::Trace& trace_;
   const schedule::Schedule& schedule_;
@@ -81,6 +87,13 @@ class Simulator {
   std::vector<int> first_forward_;    // op that opens each step
   std::vector<Snapshot> boundaries_;  // per step, taken when first_forward_ starts
   std::vector<bool> boundary_taken_;
+  // Analytic GEMM re-reads (see issue_chunk): per-level sizes, extra stats, and the
+  // bandwidth pipe of main memory they queue on.
+  std::vector<std::int64_t> level_bytes_;
+  std::vector<cache::CacheStats> reread_stats_;
+  cache::MemoryTraffic reread_memory_;
+  double memory_bytes_per_ps_ = 0;  // 0: unlimited
+  Tick memory_pipe_free_ = 0;
   std::size_t finished_ = 0, progress_every_ = 1;
   Tick wake_pending_ = kNever;
 };
