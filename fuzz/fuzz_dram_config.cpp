@@ -17,6 +17,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     for (std::uint64_t i = 0; i < 32; ++i)
       trace.push_back({i * 0x10040, i % 3 == 0, static_cast<dram::Cycle>(i)});
     // Bounded: a legal but slow config must not turn into a fuzzing timeout.
-    dram::replay_trace(system, queue, trace, 20000);
+    dram::replay_trace(system, queue, trace, 2000);
   });
 }

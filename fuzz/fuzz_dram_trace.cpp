@@ -22,7 +22,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     auto trace = dram::read_dramsim3_trace(path);
     EventQueue queue;
     dram::DramSystem system(spec, queue, "ddr4-3200");
-    dram::replay_trace(system, queue, trace, 20000);
+    dram::replay_trace(system, queue, trace, 2000);
   });
   close(fd);
   return 0;
