@@ -58,6 +58,10 @@ Layer make(OpKind op, workload::Shape out, std::vector<workload::TensorSpec> par
   l.op = op;
   l.output = std::move(out);
   l.params = std::move(params);
+  // Every attr explicit, as the trace reader fills them (layer_cost indexes them).
+  l.attrs.stride = {1, 1};
+  l.attrs.padding = {0, 0};
+  l.attrs.dilation = {1, 1};
   return l;
 }
 }  // namespace
