@@ -120,7 +120,9 @@ void SimEvaluator::check_point(const PointSetup& point) const {
     // here instead of after hours of other points.
     exec::check_memory_sections(machine);
   } catch (const InputError& e) {
-    throw InputError(fmt::format("grid point {}: {}", describe(point), e.what()));
+    std::string where = describe(point);
+    if (where.empty()) throw;  // no --set: the machine itself is at fault, as it says
+    throw InputError(fmt::format("grid point {}: {}", where, e.what()));
   }
 }
 
