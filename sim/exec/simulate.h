@@ -26,7 +26,9 @@
 //  - Cache contents persist across ops and steps.
 // Steps. Step s lasts from the start of its first forward op (in issue order) to the start
 // of step s+1's first forward op; the first `warmup_steps` are excluded, and so is the last
-// step when nothing follows it (forward-fused: the final flush of pending updates), by
+// step when nothing follows it (forward-fused: the final flush of pending updates), and
+// with forward-mode layers also step `warmup_steps` when steps allow (its window runs the
+// first updates ever, the optimizer state's compulsory misses), by
 // subtracting stats snapshots taken at those boundaries. Deterministic: same inputs, same
 // result.
 #include <cstdint>
