@@ -264,7 +264,16 @@ DramSpec load_dram_spec(const JsonView& section) {
             "controller field such as scheduler, mapping, row_policy)");
       }
     }
-    DramSpec spec = load_dram_preset(section.at("preset").as_nonempty_string());
+    // An unknown name is blamed on this file's "preset" member, not reported without a place.
+    const JsonView preset = section.at("preset");
+    std::string preset_path;
+    try {
+      preset_path = resolve_dram_preset(preset.as_nonempty_string());
+    } catch (const InputError&) {
+      preset.fail_got(
+          "a DRAM preset (ddr4-3200, ddr5-4800, ddr5-5600, hbm2e, hbm3) or a preset JSON path");
+    }
+    DramSpec spec = load_dram_preset(preset_path);
     apply_organization(section, spec.org);
     apply_controller(section, spec.ctrl, spec.tCK);
     if (auto t = section.find("timing")) {
