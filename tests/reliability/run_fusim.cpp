@@ -1,0 +1,44 @@
+#include "run_fusim.h"
+
+#include <sys/wait.h>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace fusim::test {
+
+std::string scratch_dir(const std::string& tag) {
+  std::filesystem::path dir = std::filesystem::path(FUSIM_BINARY_DIR) / "tests-scratch" / tag;
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir.string();
+}
+
+std::string write_file(const std::string& dir, const std::string& name, const std::string& bytes) {
+  std::string path = dir + "/" + name;
+  std::ofstream(path, std::ios::binary) << bytes;
+  return path;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+FusimRun run_fusim(const std::string& cwd, const std::string& args,
+                   const std::string& capture_dir) {
+  const std::string dir = capture_dir.empty() ? cwd : capture_dir;
+  const std::string command = "cd '" + cwd + "' && '" FUSIM_BINARY_DIR "/fusim' " + args + " >'" +
+                              dir + "/fusim.out' 2>'" + dir + "/fusim.err' </dev/null";
+  int status = std::system(command.c_str());
+  FusimRun r;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.out = read_file(dir + "/fusim.out");
+  r.err = read_file(dir + "/fusim.err");
+  return r;
+}
+
+}  // namespace fusim::test

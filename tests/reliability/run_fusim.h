@@ -1,0 +1,23 @@
+#pragma once
+// Runs the fusim binary of this build folder in a scratch folder and captures its exit code,
+// stdout and stderr (tests of the whole program, as users run it).
+#include <string>
+
+namespace fusim::test {
+
+struct FusimRun {
+  int exit_code = -1;
+  std::string out, err;
+};
+
+// A fresh, empty folder under the build tree, named after `tag`; removed and re-created.
+std::string scratch_dir(const std::string& tag);
+// Writes `bytes` to dir/name (binary-safe) and returns the path.
+std::string write_file(const std::string& dir, const std::string& name, const std::string& bytes);
+std::string read_file(const std::string& path);
+// `args` is a shell word list (paths must not need quoting); runs `fusim args` in `cwd`,
+// capturing stdout and stderr into files in `capture_dir` (default: cwd).
+FusimRun run_fusim(const std::string& cwd, const std::string& args,
+                   const std::string& capture_dir = "");
+
+}  // namespace fusim::test
