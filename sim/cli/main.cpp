@@ -17,12 +17,8 @@ int main(int argc, char** argv) {
       "fusim"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "fusim 0.1");
-  // Commands are added by their folders as they land.
+  // In the order of DESIGN.md's command line at a glance.
   fusim::cli::add_trace_command(app);
-  fusim::cli::add_dram_command(app);
-  fusim::cli::add_sweep_command(app);
-  fusim::cli::add_cache_command(app);
-  fusim::cli::add_bench_command(app);
   fusim::cli::add_schedule_command(app);
   fusim::cli::add_simulate_command(app);
 #ifdef FUSIM_WITH_TORCH
@@ -30,6 +26,10 @@ int main(int argc, char** argv) {
   fusim::cli::add_validate_command(app);
   fusim::cli::add_calibrate_command(app);
 #endif
+  fusim::cli::add_sweep_command(app);
+  fusim::cli::add_cache_command(app);
+  fusim::cli::add_dram_command(app);
+  fusim::cli::add_bench_command(app);
 
   try {
     app.parse(argc, argv);
