@@ -41,8 +41,9 @@ ChannelController::ChannelController(const DramSpec& spec, int channel,
   writes_.reserve(write_cap_);
 }
 
-void ChannelController::enqueue(const QueueEntry& e) {
-  FUSIM_ASSERT(has_room(e.is_write), "enqueue into a full DRAM queue (will_accept not asked)");
+void ChannelController::enqueue(const QueueEntry& e, bool whole_block) {
+  FUSIM_ASSERT(whole_block || has_room(e.is_write),
+               "enqueue into a full DRAM queue (will_accept not asked)");
   if (idle()) catch_up(e.arrival);
   // Decisions are made from the moment a request arrives: one that was possible earlier
   // (a write that becomes eligible when writes reach the watermark) issues now, not then.

@@ -49,13 +49,18 @@ class ChannelController {
     return is_write ? writes_.size() < write_cap_ : reads_.size() < read_cap_;
   }
   std::size_t free_entries(bool is_write) const {
-    return is_write ? write_cap_ - writes_.size() : read_cap_ - reads_.size();
+    const std::size_t used = is_write ? writes_.size() : reads_.size();
+    const std::size_t cap = capacity(is_write);
+    return used >= cap ? 0 : cap - used;
   }
+  std::size_t capacity(bool is_write) const { return is_write ? write_cap_ : read_cap_; }
   bool idle() const { return reads_.empty() && writes_.empty(); }
   std::size_t queued() const { return reads_.size() + writes_.size(); }
   // Adds a request arriving at e.arrival; an idle channel first catches up on the refreshes
   // and row closes that fell due while it had nothing to do.
-  void enqueue(const QueueEntry& e);
+  // `whole_block`: an atom of a block request admitted whole into an empty queue (a block
+  // larger than the queue may fill it past its capacity; see DramSystem::will_accept).
+  void enqueue(const QueueEntry& e, bool whole_block = false);
   // Cycle of the next command, kNoCycle while no request waits (idle channels need no
   // events; catch_up settles their refreshes later).
   Cycle next_cycle() {

@@ -37,11 +37,16 @@ bool DramSystem::will_accept(const mem::MemRequest& request) const {
   if (atoms == 1) {
     ok = channels_[mapping_.decode(request.addr).channel]->has_room(request.is_write);
   } else {
-    // Room for every atom: count them per channel.
+    // Room for every atom: count them per channel. A block with more atoms for one channel
+    // than its queue holds (a 4 KiB block on one channel: 64 atoms, 32 entries) could never
+    // fit; it is admitted whole once that queue is empty, else block fidelity would wait
+    // forever on a narrow memory.
     std::vector<std::size_t> need(channels_.size(), 0);
     for (std::uint32_t i = 0; i < atoms && ok; ++i) {
       const int ch = mapping_.decode(request.addr + std::uint64_t{i} * atom_bytes_).channel;
-      ok = ++need[ch] <= channels_[ch]->free_entries(request.is_write);
+      const auto& c = *channels_[ch];
+      ok = ++need[ch] <= c.free_entries(request.is_write) ||
+           c.free_entries(request.is_write) == c.capacity(request.is_write);
     }
   }
   if (!ok) retry_wanted_ = true;
@@ -79,9 +84,9 @@ void DramSystem::send(const mem::MemRequest& request) {
     e.bankgroup = static_cast<std::uint8_t>(a.bankgroup);
     e.bank = static_cast<std::uint8_t>(a.bank);
     e.is_write = request.is_write;
-    FUSIM_ASSERT(channels_[a.channel]->has_room(request.is_write),
+    FUSIM_ASSERT(atoms > 1 || channels_[a.channel]->has_room(request.is_write),
                  "DramSystem::send without will_accept");
-    channels_[a.channel]->enqueue(e);
+    channels_[a.channel]->enqueue(e, /*whole_block=*/atoms > 1);
     ensure_wake(a.channel);
   }
 }
