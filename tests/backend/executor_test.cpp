@@ -37,7 +37,7 @@ TEST_CASE("Overlapping step times give an interval around 1: within the noise") 
   CHECK(again.high == s.high);
 }
 
-TEST_CASE("--device cuda on this libtorch fails with a one-line reason") {
+TEST_CASE("option --device cuda on this libtorch fails with a one-line reason") {
 #ifndef FUSIM_TORCH_CUDA
   CHECK_THROWS_WITH(backend::check_device("cuda"), Catch::Contains("without CUDA"));
 #endif

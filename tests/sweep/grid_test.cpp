@@ -23,7 +23,7 @@ TEST_CASE("values are typed: sizes become bytes, numbers stay numbers, names sta
   CHECK_THROWS_WITH(parse_value("-8MiB", "--set a=-8MiB"), Contains("a size >= 0, got -8MiB"));
 }
 
-TEST_CASE("--set parses a dotted path and its comma list") {
+TEST_CASE("option --set parses a dotted path and its comma list") {
   Axis a = parse_axis("caches.LLC.size=8MiB,32MiB,128MiB");
   CHECK(a.path == "caches.LLC.size");
   REQUIRE(a.values.size() == 3);
@@ -36,7 +36,7 @@ TEST_CASE("--set parses a dotted path and its comma list") {
   CHECK(parse_axis("batch=32,64").values == std::vector<nlohmann::json>{32, 64});
 }
 
-TEST_CASE("--set rejects malformed specs naming the option") {
+TEST_CASE("option --set rejects malformed specs naming the option") {
   CHECK_THROWS_AS(parse_axis("caches.L2.size"), InputError);
   CHECK_THROWS_WITH(parse_axis("caches.L2.size"),
                     Contains("--set caches.L2.size") && Contains("no '='"));
