@@ -6,6 +6,10 @@ packages=(
   cmake g++ ninja-build make pkg-config
   libboost-graph-dev nlohmann-json3-dev libfmt-dev catch2 libcli11-dev
   libtorch-dev python3-torch python3-torchvision python3-matplotlib
+  # Debian's libtorch links the generic libblas.so.3 (BLAS_INFO=generic); without an
+  # optimized provider that is netlib's reference BLAS (1.6 GFLOP/s on a 256x512x512 GEMM
+  # here). OpenBLAS registers itself as the libblas.so.3 alternative: 32 GFLOP/s.
+  libopenblas0-pthread
   libopenmpi-dev openmpi-bin
   clang valgrind
 )
