@@ -2,6 +2,7 @@
 
 #include <immintrin.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
@@ -18,6 +19,15 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+// The calling thread's CPU time: single-threaded probes (clock, FMA, pointer chase) time
+// with it so that other processes sharing the core while the calibration runs (a compile
+// on a 2-core box) do not read as a slower clock or a longer load latency.
+double thread_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
 }
 
 // Page-aligned memory with transparent huge pages requested (2 MiB alignment).
@@ -60,9 +70,9 @@ double pointer_chase_ns(std::int64_t bytes, std::uint64_t seed) {
   const std::size_t loads = std::max<std::size_t>(lines, std::size_t(1) << 20);
   void* p = base;
   for (std::size_t i = 0; i < lines; ++i) p = *static_cast<void**>(p);  // warm (and TLB)
-  const auto t0 = Clock::now();
+  const double t0 = thread_seconds();
   for (std::size_t i = 0; i < loads; ++i) p = *static_cast<void**>(p);
-  const double s = seconds_since(t0);
+  const double s = thread_seconds() - t0;
   asm volatile("" : : "r"(p));  // keep the chain
   return s * 1e9 / double(loads);
 }
@@ -116,14 +126,14 @@ double core_clock_mhz() {
   double best = 1e30;
   for (int r = 0; r < 3; ++r) {
     std::uint64_t x = 0, n = kIterations;
-    const auto t0 = Clock::now();
+    const double t0 = thread_seconds();
     asm volatile(
         "1:\n\t"
         "add $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\t"
         "add $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\t"
         "dec %1\n\tjnz 1b"
         : "+r"(x), "+r"(n));
-    best = std::min(best, seconds_since(t0));
+    best = std::min(best, thread_seconds() - t0);
   }
   return 8.0 * double(kIterations) / best / 1e6;
 }
@@ -134,10 +144,10 @@ __attribute__((target("avx512f"))) double fma_avx512(std::uint64_t iterations) {
   __m512 acc[12];
   for (auto& v : acc) v = _mm512_set1_ps(1.0f);
   const __m512 m = _mm512_set1_ps(0.999999f), k = _mm512_set1_ps(1e-7f);
-  const auto t0 = Clock::now();
+  const double t0 = thread_seconds();
   for (std::uint64_t i = 0; i < iterations; ++i)
     for (auto& v : acc) v = _mm512_fmadd_ps(v, m, k);
-  const double s = seconds_since(t0);
+  const double s = thread_seconds() - t0;
   alignas(64) float out[16];
   __m512 sum = acc[0];
   for (int j = 1; j < 12; ++j) sum = _mm512_add_ps(sum, acc[j]);
@@ -150,10 +160,10 @@ __attribute__((target("avx2,fma"))) double fma_avx2(std::uint64_t iterations) {
   __m256 acc[12];
   for (auto& v : acc) v = _mm256_set1_ps(1.0f);
   const __m256 m = _mm256_set1_ps(0.999999f), k = _mm256_set1_ps(1e-7f);
-  const auto t0 = Clock::now();
+  const double t0 = thread_seconds();
   for (std::uint64_t i = 0; i < iterations; ++i)
     for (auto& v : acc) v = _mm256_fmadd_ps(v, m, k);
-  const double s = seconds_since(t0);
+  const double s = thread_seconds() - t0;
   alignas(32) float out[8];
   __m256 sum = acc[0];
   for (int j = 1; j < 12; ++j) sum = _mm256_add_ps(sum, acc[j]);
