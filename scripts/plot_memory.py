@@ -20,7 +20,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.ticker import FuncFormatter  # noqa: E402
+from matplotlib.ticker import FuncFormatter, MaxNLocator  # noqa: E402
 
 CATEGORIES = [  # bottom to top
     ("weights", "#4C72B0"),
@@ -67,8 +67,9 @@ def live_bytes(schedule, path):
         first = max(t.get("alloc_op", -1), 0)
         last = t.get("free_op", -1)
         last = ops - 1 if last < 0 else last
-        delta[category][first] += t["bytes"]
-        delta[category][last + 1] -= t["bytes"]
+        size = t.get("alloc_bytes", t["bytes"])  # the allocator model's rounded size
+        delta[category][first] += size
+        delta[category][last + 1] -= size
     live = {}
     for name, d in delta.items():
         running, series = 0, []
@@ -130,6 +131,12 @@ def main():
         ax.set_xlabel("time (ms)" if xs is times.get(ordering) else "op (issue order)")
         ax.set_ylabel("allocated")
         ax.grid(True, alpha=0.3)
+    # Ticks at round binary sizes (the panels share y): steps of 1, 2, 2.5, 5, 10 MiB or KiB.
+    ymax = axes[0, 0].get_ylim()[1]
+    unit = 1 << 20 if ymax >= 4 << 20 else 1 << 10
+    locator = MaxNLocator(nbins=6, steps=[1, 2, 2.5, 5, 10])
+    axes[0, 0].set_yticks([t * unit for t in locator.tick_values(0, ymax / unit)
+                           if t * unit <= ymax])
     axes[0, 0].legend(loc="upper left", fontsize="small", ncol=3)
     if args.title:
         fig.suptitle(args.title)

@@ -31,6 +31,22 @@ nlohmann::json peak_json(const MemoryPeak& p) {
           {"inputs", p.inputs}};
 }
 
+// The allocator model's tensors, for scripts/plot_memory.py: live from alloc_op to free_op
+// inclusive (op indices in issue order, -1 = before the first / to the end).
+nlohmann::json tensors_json(const Schedule& s) {
+  nlohmann::json tensors = nlohmann::json::array();
+  for (const auto& t : s.tensors)
+    tensors.push_back({{"id", t.id},
+                       {"name", t.name},
+                       {"category", std::string(to_string(t.category))},
+                       {"bytes", t.bytes},
+                       {"alloc_bytes", t.alloc_bytes},
+                       {"step", t.step},
+                       {"alloc_op", t.alloc_op},
+                       {"free_op", t.free_op}});
+  return tensors;
+}
+
 void run_schedule(const ScheduleCmdOptions& opt) {
   auto trace = workload::load_trace(opt.trace);
   ScheduleOptions options;
@@ -76,6 +92,7 @@ void run_schedule(const ScheduleCmdOptions& opt) {
                          {"impl", std::string(to_string(s.impl))},
                          {"steps", s.steps},
                          {"ops", ops},
+                         {"tensors", tensors_json(s)},
                          {"peak_memory_bytes", s.peak.total},
                          {"peak_by_category", peak_json(s.peak)},
                          {"peak_reserved_bytes", s.peak.reserved},

@@ -1,6 +1,8 @@
 #!/usr/bin/python3
 """CTest: a plotting script draws a non-empty PNG from small hand-made inputs.
-usage: check_plots.py plot_sweep|plot_timeline|plot_memory SOURCE_DIR WORK_DIR"""
+usage: check_plots.py plot_sweep|plot_timeline|plot_memory SOURCE_DIR WORK_DIR [FUSIM]
+With FUSIM, plot_memory also reads real `fusim schedule --json` output, and the peak it
+stacks equals the schedule's peak_memory_bytes."""
 import json
 import os
 import subprocess
@@ -9,6 +11,7 @@ import sys
 import matplotlib.image
 
 script, source, work = sys.argv[1:4]
+fusim = sys.argv[4] if len(sys.argv) > 4 else None
 os.makedirs(work, exist_ok=True)
 tool = os.path.join(source, "scripts", script + ".py")
 
@@ -69,6 +72,30 @@ elif script == "plot_memory":
         with open(paths[-1], "w") as f:
             json.dump(schedule(ordering), f)
     commands.append([tool] + paths + ["-o", os.path.join(work, "memory.png")])
+    if fusim:
+        sys.path.insert(0, os.path.join(source, "scripts"))
+        import plot_memory
+        real = []
+        for ordering in ("eager", "backward-fused", "forward-fused"):
+            real.append(os.path.join(work, f"fusim_schedule_{ordering}.json"))
+            out = subprocess.run([fusim, "schedule", "--trace",
+                                  os.path.join(source, "traces", "mlp.json"), "--ordering",
+                                  ordering, "--optimizer", "adam", "--json"],
+                                 check=True, capture_output=True, text=True).stdout
+            with open(real[-1], "w") as f:
+                f.write(out)
+            document = json.loads(out)
+            live = plot_memory.live_bytes(document, real[-1])
+            steps = len(next(iter(live.values())))
+            peak = max(sum(series[i] for series in live.values()) for i in range(steps))
+            # The plot is per op; the allocator frees an update's temporaries per pass (one
+            # tensor's `denom` before the next one's), so per op they may overlap.
+            update_temps = sum(t["alloc_bytes"] for t in document["tensors"]
+                               if t["category"] == "temporaries" and t["free_op"] >= 0
+                               and document["ops"][t["free_op"]]["kind"] == "U")
+            expected = document["peak_memory_bytes"]
+            assert expected <= peak <= expected + update_temps, (ordering, peak, expected)
+        commands.append([tool] + real + ["-o", os.path.join(work, "memory_fusim.png")])
 else:
     sys.exit(f"unknown script {script}")
 
