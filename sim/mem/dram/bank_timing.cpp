@@ -30,9 +30,13 @@ void BankTiming::issue(Command c, int r, int g, int b, Cycle at) {
       push(at_rank(r, Command::ACT), at + t.tRRD_S);
       push(at_rank(r, Command::REFab), at + t.tRC);
       push(at_rank(r, Command::REFpb), at + t.tRRD_S);
+      // tFAW: at most four activates in any tFAW window of one rank (JESD79-4 §4.9). The
+      // fourth-latest activate only moves forward, so its bound is kept in the rank's ACT
+      // slot like every other constraint.
       auto& w = faw_[r];
       w.times[w.oldest] = at;
       w.oldest = (w.oldest + 1) & 3;
+      push(at_rank(r, Command::ACT), w.times[w.oldest] + t.tFAW);
       break;
     }
     case Command::PRE:

@@ -24,13 +24,16 @@ class BankTiming {
       e = std::max(e, group_[(rank * bankgroups_ + bankgroup) * kCommandKinds + ci]);
       e = std::max(e, bank_[flat_bank * kCommandKinds + ci]);
     }
-    if (c == Command::ACT) {
-      // tFAW: at most four activates in any tFAW window of one rank (JESD79-4 §4.9).
-      const auto& w = faw_[rank];
-      e = std::max(e, w.times[w.oldest] + t_.tFAW);
-    }
     return e;
   }
+  // The three levels of earliest() apart, for a caller that caches the bank level: it
+  // changes only when a command goes to that very bank (REFab aside, which has none).
+  Cycle bank_level(Command c, int flat_bank) const {
+    return bank_[flat_bank * kCommandKinds + static_cast<int>(c)];
+  }
+  // [(rank * bankgroups + bankgroup) * kCommandKinds + command], [rank * kCommandKinds + command]
+  const Cycle* group_levels() const { return group_.data(); }
+  const Cycle* rank_levels() const { return rank_.data(); }
 
   void issue(Command c, int rank, int bankgroup, int flat_bank, Cycle at);
 

@@ -33,6 +33,12 @@ ChannelController::ChannelController(const DramSpec& spec, int channel,
       bank_queues_(2 * static_cast<std::size_t>(spec.org.banks_per_channel())),
       words_((static_cast<std::size_t>(spec.org.banks_per_channel()) + 63) / 64) {
   occupied_.assign(2 * words_, 0);
+  for (int b = 0; b < spec.org.banks_per_channel(); ++b) {
+    bank_rank_.push_back(static_cast<std::uint8_t>(b / banks_per_rank_));
+    bank_group_.push_back(static_cast<std::uint8_t>((b % banks_per_rank_) / banks_per_group_));
+    bank_group_slot_.push_back(
+        static_cast<std::uint16_t>(bank_rank_.back() * bankgroups_ + bank_group_.back()));
+  }
   // Ranks refresh staggered over the interval so they are not all busy at once.
   for (int r = 0; r < spec.org.ranks; ++r) {
     refresh_due_[r] = refresh_interval_ + r * refresh_interval_ / spec.org.ranks;
@@ -56,9 +62,9 @@ void ChannelController::enqueue(const QueueEntry& e, bool whole_block) {
   BankQueue& bq = bank_queues_[q * banks_.size() + e.flat_bank];
   if (!bq.dirty) {
     if (banks_[e.flat_bank].open_row >= 0 && banks_[e.flat_bank].open_row == e.row) {
-      if (bq.hit_seq == kNone) bq.hit_seq = added.seq;
+      if (bq.hit_seq == kNone) bq.hit_seq = added.seq, bq.stale = true;
     } else if (bq.other_seq == kNone) {
-      bq.other_seq = added.seq;
+      bq.other_seq = added.seq, bq.stale = true;
     }
   }
   ++bq.count;
@@ -92,7 +98,7 @@ ColumnServed ChannelController::issue() {
       bq = BankQueue{};
       occupied_[qi * words_ + e.flat_bank / 64] &= ~(std::uint64_t{1} << (e.flat_bank % 64));
     } else if (e.seq == bq.hit_seq || e.seq == bq.other_seq) {
-      bq.dirty = true;
+      bq.dirty = bq.stale = true;
     }
     served.valid = true;
     served.is_write = e.is_write;
@@ -126,38 +132,8 @@ void ChannelController::decide() {
              (reads_.empty() && !writes_.empty())) {
     write_mode_ = true;
   }
-  Decision best;
 
-  // Refresh: due commands of every rank (precharges first, then the refresh itself).
   const bool all_bank = spec_.ctrl.refresh == RefreshMode::AllBank;
-  for (int r = 0; r < static_cast<int>(refresh_due_.size()); ++r) {
-    const Cycle low = std::max(base, refresh_due_[r]);
-    if (low >= best.cycle) continue;
-    Decision d;
-    d.rank = r;
-    if (all_bank) {
-      if (open_in_rank_[r] > 0) {
-        for (int b = r * banks_per_rank_; b < (r + 1) * banks_per_rank_; ++b) {
-          if (banks_[b].open_row < 0) continue;
-          const int g = (b % banks_per_rank_) / banks_per_group_;
-          const Cycle e = std::max(low, timing_.earliest(Command::PRE, r, g, b));
-          if (e < d.cycle) d.cycle = e, d.cmd = Command::PRE, d.group = g, d.bank = b;
-        }
-      } else {
-        d.cmd = Command::REFab;
-        d.cycle = std::max(low, timing_.earliest(Command::REFab, r, 0, 0));
-      }
-    } else {
-      const int b = r * banks_per_rank_ + refresh_bank_[r];
-      d.bank = b;
-      d.group = (b % banks_per_rank_) / banks_per_group_;
-      d.cmd = banks_[b].open_row >= 0 ? Command::PRE : Command::REFpb;
-      d.cycle = std::max(low, timing_.earliest(d.cmd, r, d.group, b));
-    }
-    consider(best, d);
-  }
-  const Decision refresh = best;
-
   // Requests of the active queue.
   Decision request;
   if (order_ == Scheduler::Order::Generic)
@@ -173,8 +149,8 @@ void ChannelController::decide() {
     if (b.open_row < 0) continue;
     const BankQueue& bq = bank_queue(q, bank);
     if (bq.hit_seq != kNone && !capped(bank, bq)) continue;
-    const int r = bank / banks_per_rank_;
-    const int g = (bank % banks_per_rank_) / banks_per_group_;
+    const int r = bank_rank_[bank];
+    const int g = bank_group_[bank];
     Cycle ready = std::max(base, timing_.earliest(Command::PRE, r, g, bank));
     if (spec_.ctrl.row_policy == RowPolicy::OpenTimeout) {
       ready = std::max(ready, b.last_column + spec_.ctrl.row_timeout);
@@ -183,6 +159,38 @@ void ChannelController::decide() {
       close.cycle = ready, close.cmd = Command::PRE, close.rank = r, close.group = g;
       close.bank = bank;
     }
+  }
+
+  // Refresh: due commands of every rank (precharges first, then the refresh itself). A
+  // refresh command never issues before its due cycle, so a rank due after the request or
+  // close found above cannot win (it would lose even a tie) and is not looked at.
+  const Cycle bound = std::min(request.cycle, close.cycle);
+  Decision refresh;
+  for (int r = 0; r < static_cast<int>(refresh_due_.size()); ++r) {
+    const Cycle low = std::max(base, refresh_due_[r]);
+    if (low > bound || low >= refresh.cycle) continue;
+    Decision d;
+    d.rank = r;
+    if (all_bank) {
+      if (open_in_rank_[r] > 0) {
+        for (int b = r * banks_per_rank_; b < (r + 1) * banks_per_rank_; ++b) {
+          if (banks_[b].open_row < 0) continue;
+          const int g = bank_group_[b];
+          const Cycle e = std::max(low, timing_.earliest(Command::PRE, r, g, b));
+          if (e < d.cycle) d.cycle = e, d.cmd = Command::PRE, d.group = g, d.bank = b;
+        }
+      } else {
+        d.cmd = Command::REFab;
+        d.cycle = std::max(low, timing_.earliest(Command::REFab, r, 0, 0));
+      }
+    } else {
+      const int b = r * banks_per_rank_ + refresh_bank_[r];
+      d.bank = b;
+      d.group = bank_group_[b];
+      d.cmd = banks_[b].open_row >= 0 ? Command::PRE : Command::REFpb;
+      d.cycle = std::max(low, timing_.earliest(d.cmd, r, d.group, b));
+    }
+    consider(refresh, d);
   }
 
   // Refresh wins ties, then requests, then policy closes.
@@ -202,6 +210,7 @@ void ChannelController::rescan(int q, int bank) {
   const std::int64_t open = banks_[bank].open_row;
   bq.hit_seq = bq.other_seq = kNone;
   bq.dirty = false;
+  bq.stale = true;
   if (bq.count == 0) return;
   for (const QueueEntry& e : q ? writes_ : reads_) {
     if (e.flat_bank != bank) continue;
@@ -221,7 +230,7 @@ void ChannelController::close_bank(int flat_bank, Cycle at) {
   b.open_row = -1;
   b.accesses = 0;
   mark_row_changed(flat_bank);
-  --open_in_rank_[flat_bank / banks_per_rank_];
+  --open_in_rank_[bank_rank_[flat_bank]];
   if (b.close_flag) {
     b.close_flag = false;
     closable_.erase(std::find(closable_.begin(), closable_.end(), flat_bank));
@@ -230,6 +239,8 @@ void ChannelController::close_bank(int flat_bank, Cycle at) {
 
 void ChannelController::execute(const Decision& d) {
   timing_.issue(d.cmd, d.rank, d.group, d.bank, d.cycle);
+  // A command to a bank moves its bank-level timing (and a column its hit-cap count).
+  if (d.cmd != Command::REFab) mark_stale(d.bank);
   last_command_ = d.cycle;
   if (observer_ && *observer_) {
     IssuedCommand c;

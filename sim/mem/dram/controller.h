@@ -99,21 +99,35 @@ class ChannelController {
   // that hits the open row and the oldest other one. All requests of one bank and class
   // have the same next command and ready cycle, so they are all a first-ready scheduler
   // needs to see of that bank.
+  // `cmd`/`hit`/`seq` cache what a first-ready scheduler sees of the bank (its next command,
+  // whether that is a row hit, the request's age); `stale` until derived again from the
+  // summary, the open row and the hit cap (dirty implies stale).
   struct BankQueue {
     std::uint64_t hit_seq = kNone, other_seq = kNone;
+    std::uint64_t seq = kNone;
+    Cycle bank_ready = 0;  // the bank level of `cmd`'s earliest cycle (BankTiming::bank_level)
     std::uint16_t count = 0;
     bool dirty = false;
+    bool stale = true;
+    bool hit = false;
+    Command cmd = Command::ACT;
   };
   static constexpr std::uint64_t kNone = UINT64_MAX;
 
   void decide();
   void decide_requests(Cycle base, bool all_bank, Decision& request);
+  void decide_requests_scan(Cycle base, bool all_bank, Decision& request);
+  void fill_request(const Decision& chosen, std::uint64_t seq, Decision& request) const;
   void decide_requests_generic(Cycle base, bool all_bank, Decision& request);
   BankQueue& bank_queue(int q, int bank);
   void rescan(int q, int bank);
+  void refresh_candidate(BankQueue& bq, int q, int bank);
+  void mark_stale(int bank) {
+    bank_queues_[bank].stale = bank_queues_[banks_.size() + bank].stale = true;
+  }
   void mark_row_changed(int bank) {
-    bank_queues_[bank].dirty = true;
-    bank_queues_[banks_.size() + bank].dirty = true;
+    bank_queues_[bank].dirty = bank_queues_[bank].stale = true;
+    bank_queues_[banks_.size() + bank].dirty = bank_queues_[banks_.size() + bank].stale = true;
   }
   bool capped(int bank, const BankQueue& bq) const {
     const BankState& b = banks_[bank];
@@ -140,6 +154,10 @@ class ChannelController {
 
   BankTiming timing_;
   std::vector<BankState> banks_;
+  // Rank and bank group (within its rank) of each flat bank, so that the decision loops
+  // need no integer division.
+  std::vector<std::uint8_t> bank_rank_, bank_group_;
+  std::vector<std::uint16_t> bank_group_slot_;  // rank * bankgroups + group
   std::vector<int> open_in_rank_;
   std::vector<Cycle> refresh_due_;
   std::vector<int> refresh_bank_;  // per-bank refresh: next bank of each rank

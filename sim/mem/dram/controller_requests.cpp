@@ -13,40 +13,116 @@
 
 namespace fusim::dram {
 
+void ChannelController::refresh_candidate(BankQueue& bq, int q, int bank) {
+  if (bq.dirty) rescan(q, bank);
+  bq.stale = false;
+  const BankState& b = banks_[bank];
+  bq.hit = false;
+  if (b.open_row < 0) {
+    bq.cmd = Command::ACT, bq.seq = bq.other_seq;  // a closed bank: every request activates
+  } else if (capped(bank, bq)) {
+    // Capped hits lose their status: every request of the bank wants the precharge.
+    bq.cmd = Command::PRE, bq.seq = std::min(bq.hit_seq, bq.other_seq);
+  } else if (bq.hit_seq != kNone) {
+    // (its conflicts wait: never close a hit)
+    bq.cmd = q ? Command::WR : Command::RD, bq.hit = true, bq.seq = bq.hit_seq;
+  } else {
+    bq.cmd = Command::PRE, bq.seq = bq.other_seq;
+  }
+  bq.bank_ready = timing_.bank_level(bq.cmd, bank);
+}
+
+// First-ready choice as one branch-free pass: each occupied bank's candidate becomes the
+// key (ready - base, not a hit, age) packed into 64 bits, and the smallest key wins: the
+// same lexicographic order as decide_requests_scan. A field that would not fit (a ready
+// cycle 2^24 cycles ahead, 2^39 requests in flight) falls back to that scan.
 void ChannelController::decide_requests(Cycle base, bool all_bank, Decision& request) {
   const int qi = write_mode_ ? 1 : 0;
-  const Command column = write_mode_ ? Command::WR : Command::RD;
+  const auto& q = write_mode_ ? writes_ : reads_;
+  if (order_ != Scheduler::Order::FirstReady || q.empty() ||
+      next_seq_ - q.front().seq >= (std::uint64_t{1} << 39)) {
+    decide_requests_scan(base, all_bank, request);
+    return;
+  }
+  const std::uint64_t seq0 = q.front().seq;  // the oldest queued: queues stay in age order
+  const Cycle* const group_level = timing_.group_levels();
+  const Cycle* const rank_level = timing_.rank_levels();
+  BankQueue* const queues = &bank_queues_[qi * banks_.size()];
+  std::uint64_t best = UINT64_MAX, far = 0;
+  int best_bank = -1;
+  for (std::size_t w = 0; w < words_; ++w) {
+    for (std::uint64_t bits = occupied_[qi * words_ + w]; bits != 0; bits &= bits - 1) {
+      const int bank = static_cast<int>(w * 64 + __builtin_ctzll(bits));
+      BankQueue& bq = queues[bank];
+      if (bq.stale) refresh_candidate(bq, qi, bank);
+      const int k = static_cast<int>(bq.cmd);
+      const int rank = bank_rank_[bank];
+      const Cycle e =
+          std::max(bq.bank_ready, std::max(group_level[bank_group_slot_[bank] * kCommandKinds + k],
+                                           rank_level[rank * kCommandKinds + k]));
+      const Cycle ready = std::max(base, e);
+      const auto delta = static_cast<std::uint64_t>(ready - base);
+      far |= delta >> 24;
+      // A due refresh blocks its rank (all-bank) or its bank (per-bank) from then on.
+      const bool blocked = ready >= refresh_due_[rank] &&
+                           (all_bank || bank == rank * banks_per_rank_ + refresh_bank_[rank]);
+      const std::uint64_t key =
+          blocked ? UINT64_MAX
+                  : delta << 40 | static_cast<std::uint64_t>(!bq.hit) << 39 | (bq.seq - seq0);
+      if (key < best) best = key, best_bank = bank;
+    }
+  }
+  if (far != 0) {
+    decide_requests_scan(base, all_bank, request);
+    return;
+  }
+  if (best_bank < 0) return;
+  Decision chosen;
+  chosen.cycle = base + static_cast<Cycle>(best >> 40);
+  chosen.cmd = queues[best_bank].cmd;
+  fill_request(chosen, seq0 + (best & ((std::uint64_t{1} << 39) - 1)), request);
+}
+
+// `chosen` (cycle and command) for the queued request `seq` of the active queue.
+void ChannelController::fill_request(const Decision& chosen, std::uint64_t seq,
+                                     Decision& request) const {
+  const auto& q = write_mode_ ? writes_ : reads_;
+  const auto it = std::lower_bound(q.begin(), q.end(), seq,
+                                   [](const QueueEntry& e, std::uint64_t s) { return e.seq < s; });
+  const QueueEntry& e = *it;
+  request.cycle = chosen.cycle;
+  request.cmd = chosen.cmd;
+  request.rank = e.rank;
+  request.group = e.bankgroup;
+  request.bank = e.flat_bank;
+  request.row = e.row;
+  request.entry = static_cast<int>(it - q.begin());
+}
+
+void ChannelController::decide_requests_scan(Cycle base, bool all_bank, Decision& request) {
+  const int qi = write_mode_ ? 1 : 0;
   const bool oldest_only = order_ == Scheduler::Order::Oldest;
   Cycle best_ready = kNoCycle;
   bool best_hit = false;
   std::uint64_t best_seq = kNone;
   Command best_cmd = Command::ACT;
   int best_bank = -1;
+  BankQueue* const queues = &bank_queues_[qi * banks_.size()];
   for (std::size_t w = 0; w < words_; ++w) {
     for (std::uint64_t bits = occupied_[qi * words_ + w]; bits != 0; bits &= bits - 1) {
       const int bank = static_cast<int>(w * 64 + __builtin_ctzll(bits));
-      const BankQueue& bq = bank_queue(qi, bank);
-      const BankState& b = banks_[bank];
-      Command cmd;
-      bool hit = false;
-      std::uint64_t seq;
-      if (b.open_row < 0) {
-        cmd = Command::ACT, seq = bq.other_seq;  // a closed bank: every request activates
-      } else if (capped(bank, bq)) {
-        // Capped hits lose their status: every request of the bank wants the precharge.
-        cmd = Command::PRE, seq = std::min(bq.hit_seq, bq.other_seq);
-      } else if (bq.hit_seq != kNone) {
-        cmd = column, hit = true, seq = bq.hit_seq;  // (its conflicts wait: never close a hit)
-      } else {
-        cmd = Command::PRE, seq = bq.other_seq;
-      }
+      BankQueue& bq = queues[bank];
+      if (bq.stale) refresh_candidate(bq, qi, bank);
+      const Command cmd = bq.cmd;
+      const bool hit = bq.hit;
+      const std::uint64_t seq = bq.seq;
       if (oldest_only
               ? seq > best_seq
               : !(seq < best_seq || hit > best_hit) && best_bank >= 0 && base >= best_ready) {
         continue;  // cannot beat the best so far whatever its ready cycle
       }
-      const int rank = bank / banks_per_rank_;
-      const int group = (bank % banks_per_rank_) / banks_per_group_;
+      const int rank = bank_rank_[bank];
+      const int group = bank_group_[bank];
       const Cycle ready = std::max(base, timing_.earliest(cmd, rank, group, bank));
       // A due refresh blocks its rank (all-bank) or its bank (per-bank) from then on.
       if (ready >= refresh_due_[rank] &&
@@ -64,17 +140,10 @@ void ChannelController::decide_requests(Cycle base, bool all_bank, Decision& req
     }
   }
   if (best_bank < 0) return;
-  const auto& q = write_mode_ ? writes_ : reads_;
-  const auto it = std::lower_bound(q.begin(), q.end(), best_seq,
-                                   [](const QueueEntry& e, std::uint64_t s) { return e.seq < s; });
-  const QueueEntry& e = *it;
-  request.cycle = best_ready;
-  request.cmd = best_cmd;
-  request.rank = e.rank;
-  request.group = e.bankgroup;
-  request.bank = e.flat_bank;
-  request.row = e.row;
-  request.entry = static_cast<int>(it - q.begin());
+  Decision chosen;
+  chosen.cycle = best_ready;
+  chosen.cmd = best_cmd;
+  fill_request(chosen, best_seq, request);
 }
 
 void ChannelController::decide_requests_generic(Cycle base, bool all_bank, Decision& request) {
