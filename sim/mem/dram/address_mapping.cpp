@@ -77,6 +77,9 @@ AddressMapping::AddressMapping(const DramSpec& spec, const std::string& where_fi
     shift += bits[f];
   }
   if (shift > 63) throw bad("more than 63 address bits");
+  for (int i = 0; i < n_slices_; ++i) {
+    if (slices_[i].field == kCh) channel_slices_[n_channel_slices_++] = i;
+  }
 }
 
 DramAddress AddressMapping::decode(mem::Addr addr) const {

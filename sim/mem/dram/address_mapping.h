@@ -35,6 +35,15 @@ class AddressMapping {
   AddressMapping(const DramSpec& spec, const std::string& where_file = "",
                  const std::string& where_path = "mapping");
   DramAddress decode(mem::Addr addr) const;
+  // decode(addr).channel alone.
+  int channel_of(mem::Addr addr) const {
+    mem::Addr ch = 0;
+    for (int i = 0; i < n_channel_slices_; ++i) {
+      const Slice& s = slices_[channel_slices_[i]];
+      ch |= ((addr >> s.shift) & ((mem::Addr{1} << s.bits) - 1)) << s.field_shift;
+    }
+    return static_cast<int>(ch);
+  }
   // Inverse of decode (for trace generators and tests): the atom's first byte address.
   mem::Addr encode(const DramAddress& a) const;
   const std::string& scheme() const { return scheme_; }
@@ -50,6 +59,8 @@ class AddressMapping {
   std::string scheme_;
   std::array<Slice, 8> slices_{};
   int n_slices_ = 0;
+  std::array<int, 8> channel_slices_{};  // indices of the channel's slices in slices_
+  int n_channel_slices_ = 0;
   int offset_bits_ = 0;
   int bankgroups_, banks_per_group_, ranks_, channels_;
   bool xor_hash_;

@@ -20,6 +20,7 @@ DramSystem::DramSystem(DramSpec spec, EventQueue& queue, const std::string& file
         std::make_unique<ChannelController>(spec_, c, make_scheduler(spec_.ctrl, file), stats_));
   }
   wake_at_.assign(n, kNever);
+  channel_atoms_.assign(n, 0);
 }
 
 void DramSystem::set_command_observer(CommandObserver observer) {
@@ -31,22 +32,42 @@ std::uint32_t DramSystem::atoms_of(const mem::MemRequest& r) const {
   return r.bytes <= atom_bytes_ ? 1 : (r.bytes + atom_bytes_ - 1) / atom_bytes_;
 }
 
+const DramSystem::BlockPlan& DramSystem::plan(const mem::MemRequest& r) const {
+  if (plan_.valid && plan_.addr == r.addr && plan_.bytes == r.bytes) return plan_;
+  const std::uint32_t atoms = atoms_of(r);
+  plan_.valid = true;
+  plan_.addr = r.addr;
+  plan_.bytes = r.bytes;
+  plan_.atoms.resize(atoms);
+  plan_.per_channel.clear();
+  for (std::uint32_t i = 0; i < atoms; ++i) {
+    const DramAddress a = mapping_.decode(r.addr + std::uint64_t{i} * atom_bytes_);
+    plan_.atoms[i] = a;
+    if (channel_atoms_[a.channel]++ == 0) plan_.per_channel.emplace_back(a.channel, 0);
+  }
+  for (auto& [channel, count] : plan_.per_channel) {
+    count = channel_atoms_[channel];
+    channel_atoms_[channel] = 0;
+  }
+  return plan_;
+}
+
 bool DramSystem::will_accept(const mem::MemRequest& request) const {
-  const std::uint32_t atoms = atoms_of(request);
   bool ok = true;
-  if (atoms == 1) {
-    ok = channels_[mapping_.decode(request.addr).channel]->has_room(request.is_write);
+  if (atoms_of(request) == 1) {
+    ok = channels_[mapping_.channel_of(request.addr)]->has_room(request.is_write);
   } else {
-    // Room for every atom: count them per channel. A block with more atoms for one channel
+    // Room for every atom, counted per channel. A block with more atoms for one channel
     // than its queue holds (a 4 KiB block on one channel: 64 atoms, 32 entries) could never
     // fit; it is admitted whole once that queue is empty, else block fidelity would wait
     // forever on a narrow memory.
-    std::vector<std::size_t> need(channels_.size(), 0);
-    for (std::uint32_t i = 0; i < atoms && ok; ++i) {
-      const int ch = mapping_.decode(request.addr + std::uint64_t{i} * atom_bytes_).channel;
-      const auto& c = *channels_[ch];
-      ok = ++need[ch] <= c.free_entries(request.is_write) ||
-           c.free_entries(request.is_write) == c.capacity(request.is_write);
+    for (const auto& [channel, count] : plan(request).per_channel) {
+      const auto& c = *channels_[channel];
+      const std::size_t free = c.free_entries(request.is_write);
+      if (count > free && free != c.capacity(request.is_write)) {
+        ok = false;
+        break;
+      }
     }
   }
   if (!ok) retry_wanted_ = true;
@@ -72,8 +93,16 @@ void DramSystem::send(const mem::MemRequest& request) {
   slot.arrival = arrival;
   slot.done = 0;
   slot.atoms_left = atoms;
+  const DramAddress* decoded = nullptr;
+  DramAddress single;
+  if (atoms == 1) {
+    single = mapping_.decode(request.addr);
+    decoded = &single;
+  } else {
+    decoded = plan(request).atoms.data();
+  }
   for (std::uint32_t i = 0; i < atoms; ++i) {
-    const DramAddress a = mapping_.decode(request.addr + std::uint64_t{i} * atom_bytes_);
+    const DramAddress& a = decoded[i];
     QueueEntry e;
     e.row = a.row;
     e.token = token;

@@ -12,6 +12,7 @@
 // running it).
 #include <functional>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "core/event_queue.h"
@@ -59,6 +60,17 @@ class DramSystem final : public mem::MemoryPort {
     std::uint32_t atoms_left = 0;
     std::uint32_t next_free = 0;
   };
+  // The atoms of one multi-atom request, decoded, and how many go to each channel. A
+  // block that waits for room is asked about again and again and then sent: the last
+  // one's plan is kept so that it is decoded once, not at every ask.
+  struct BlockPlan {
+    bool valid = false;
+    mem::Addr addr = 0;
+    std::uint32_t bytes = 0;
+    std::vector<DramAddress> atoms;
+    std::vector<std::pair<int, std::uint32_t>> per_channel;  // (channel, atoms), first-use order
+  };
+  const BlockPlan& plan(const mem::MemRequest& r) const;
   std::uint32_t atoms_of(const mem::MemRequest& r) const;
   void run_channel(int channel);
   void wake(int channel);
@@ -81,6 +93,8 @@ class DramSystem final : public mem::MemoryPort {
   Completion completion_;
   std::function<void()> retry_;
   mutable bool retry_wanted_ = false;
+  mutable BlockPlan plan_;
+  mutable std::vector<std::uint32_t> channel_atoms_;  // plan() scratch, zero between calls
   CommandObserver observer_;
 };
 
