@@ -69,7 +69,7 @@ void ChannelController::enqueue(const QueueEntry& e, bool whole_block) {
   }
   ++bq.count;
   occupied_[q * words_ + e.flat_bank / 64] |= std::uint64_t{1} << (e.flat_bank % 64);
-  decided_ = false;
+  if (decided_ && !update_decision(q, e.flat_bank)) decided_ = false;
 }
 
 void ChannelController::catch_up(Cycle until) {
@@ -197,6 +197,7 @@ void ChannelController::decide() {
   decision_ = refresh;
   if (request.cycle < decision_.cycle) decision_ = request;
   if (close.cycle < decision_.cycle) decision_ = close;
+  refresh_ = refresh, request_ = request, close_ = close;
 }
 
 ChannelController::BankQueue& ChannelController::bank_queue(int q, int bank) {

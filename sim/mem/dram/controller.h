@@ -117,7 +117,8 @@ class ChannelController {
   void decide();
   void decide_requests(Cycle base, bool all_bank, Decision& request);
   void decide_requests_scan(Cycle base, bool all_bank, Decision& request);
-  void fill_request(const Decision& chosen, std::uint64_t seq, Decision& request) const;
+  void fill_request(const Decision& chosen, std::uint64_t seq, bool hit, Decision& request);
+  bool update_decision(int q, int bank);
   void decide_requests_generic(Cycle base, bool all_bank, Decision& request);
   BankQueue& bank_queue(int q, int bank);
   void rescan(int q, int bank);
@@ -169,6 +170,11 @@ class ChannelController {
 
   bool decided_ = false;
   Decision decision_;
+  // The three parts of the last decide(), so that a request arriving afterwards can often
+  // be weighed against them alone (update_decision) instead of deciding anew.
+  Decision refresh_, request_, close_;
+  bool request_hit_ = false;
+  std::uint64_t request_seq_ = kNone;
   const Scheduler::Order order_;
   std::uint64_t next_seq_ = 0;
   // [queue * banks + bank], queue 0 reads, 1 writes; occupied_: banks with requests queued,

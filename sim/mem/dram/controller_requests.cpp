@@ -80,12 +80,15 @@ void ChannelController::decide_requests(Cycle base, bool all_bank, Decision& req
   Decision chosen;
   chosen.cycle = base + static_cast<Cycle>(best >> 40);
   chosen.cmd = queues[best_bank].cmd;
-  fill_request(chosen, seq0 + (best & ((std::uint64_t{1} << 39) - 1)), request);
+  fill_request(chosen, seq0 + (best & ((std::uint64_t{1} << 39) - 1)), ((best >> 39) & 1) == 0,
+               request);
 }
 
 // `chosen` (cycle and command) for the queued request `seq` of the active queue.
-void ChannelController::fill_request(const Decision& chosen, std::uint64_t seq,
-                                     Decision& request) const {
+void ChannelController::fill_request(const Decision& chosen, std::uint64_t seq, bool hit,
+                                     Decision& request) {
+  request_hit_ = hit;
+  request_seq_ = seq;
   const auto& q = write_mode_ ? writes_ : reads_;
   const auto it = std::lower_bound(q.begin(), q.end(), seq,
                                    [](const QueueEntry& e, std::uint64_t s) { return e.seq < s; });
@@ -143,7 +146,7 @@ void ChannelController::decide_requests_scan(Cycle base, bool all_bank, Decision
   Decision chosen;
   chosen.cycle = best_ready;
   chosen.cmd = best_cmd;
-  fill_request(chosen, best_seq, request);
+  fill_request(chosen, best_seq, best_hit, request);
 }
 
 void ChannelController::decide_requests_generic(Cycle base, bool all_bank, Decision& request) {
@@ -189,6 +192,57 @@ void ChannelController::decide_requests_generic(Cycle base, bool all_bank, Decis
   request.bank = e.flat_bank;
   request.row = e.row;
   request.entry = candidate_entry_[k];
+}
+
+// After enqueue() added a request to `bank` of queue `q`, with decision_ made before it:
+// brings decision_ up to date and returns true where the new request alone can be weighed
+// (first-ready order), false where decide() has to run again. The earlier decision stays
+// valid when the new arrival does not lift the decision floor past it (every candidate's
+// ready cycle stays the same), the write mode does not turn, and the request either joins
+// the other queue or leaves its bank's summary as it was; otherwise only its bank's
+// candidate is new, and it wins or not against the earlier best request.
+bool ChannelController::update_decision(int q, int bank) {
+  if (order_ != Scheduler::Order::FirstReady || decision_.cycle == kNoCycle) return false;
+  const Cycle base = std::max(last_command_ + 1, floor_);
+  if (base > decision_.cycle) return false;
+  const std::size_t reads = reads_.size(), writes = writes_.size();
+  const bool turn =
+      write_mode_
+          ? writes == 0 ||
+                (reads != 0 && writes <= static_cast<std::size_t>(spec_.ctrl.write_low_watermark))
+          : writes >= static_cast<std::size_t>(spec_.ctrl.write_high_watermark) ||
+                (reads == 0 && writes != 0);
+  if (turn) return false;
+  if (q != (write_mode_ ? 1 : 0)) return true;
+  BankQueue& bq = bank_queues_[q * banks_.size() + bank];
+  if (!bq.stale) return true;
+  // The policy closes read the summaries too; the best request's own bank changed.
+  if (!closable_.empty() || (request_.cycle != kNoCycle && request_.bank == bank)) return false;
+  refresh_candidate(bq, q, bank);
+  const int k = static_cast<int>(bq.cmd);
+  const int rank = bank_rank_[bank];
+  const Cycle ready = std::max(
+      base, std::max(bq.bank_ready,
+                     std::max(timing_.group_levels()[bank_group_slot_[bank] * kCommandKinds + k],
+                              timing_.rank_levels()[rank * kCommandKinds + k])));
+  if (ready >= refresh_due_[rank] && (spec_.ctrl.refresh == RefreshMode::AllBank ||
+                                      bank == rank * banks_per_rank_ + refresh_bank_[rank])) {
+    return true;  // blocked by a due refresh, as in decide_requests
+  }
+  if (request_.cycle != kNoCycle &&
+      !(ready < request_.cycle ||
+        (ready == request_.cycle &&
+         (bq.hit > request_hit_ || (bq.hit == request_hit_ && bq.seq < request_seq_))))) {
+    return true;
+  }
+  Decision chosen;
+  chosen.cycle = ready;
+  chosen.cmd = bq.cmd;
+  fill_request(chosen, bq.seq, bq.hit, request_);
+  decision_ = refresh_;
+  if (request_.cycle < decision_.cycle) decision_ = request_;
+  if (close_.cycle < decision_.cycle) decision_ = close_;
+  return true;
 }
 
 }  // namespace fusim::dram
