@@ -9,6 +9,7 @@
 // stream of the original queue-scanning controller.
 #include <algorithm>
 
+#include "core/error.h"
 #include "mem/dram/controller.h"
 
 namespace fusim::dram {
@@ -49,7 +50,6 @@ void ChannelController::decide_requests(Cycle base, bool all_bank, Decision& req
   const Cycle* const rank_level = timing_.rank_levels();
   BankQueue* const queues = &bank_queues_[qi * banks_.size()];
   std::uint64_t best = UINT64_MAX, far = 0;
-  int best_bank = -1;
   for (std::size_t w = 0; w < words_; ++w) {
     for (std::uint64_t bits = occupied_[qi * words_ + w]; bits != 0; bits &= bits - 1) {
       const int bank = static_cast<int>(w * 64 + __builtin_ctzll(bits));
@@ -69,19 +69,20 @@ void ChannelController::decide_requests(Cycle base, bool all_bank, Decision& req
       const std::uint64_t key =
           blocked ? UINT64_MAX
                   : delta << 40 | static_cast<std::uint64_t>(!bq.hit) << 39 | (bq.seq - seq0);
-      if (key < best) best = key, best_bank = bank;
+      best = std::min(best, key);  // (no bank kept: its age finds the entry, branch-free)
     }
   }
   if (far != 0) {
     decide_requests_scan(base, all_bank, request);
     return;
   }
-  if (best_bank < 0) return;
+  if (best == UINT64_MAX) return;
   Decision chosen;
   chosen.cycle = base + static_cast<Cycle>(best >> 40);
-  chosen.cmd = queues[best_bank].cmd;
+  chosen.cmd = Command::ACT;  // fill_request takes it from the entry's bank
   fill_request(chosen, seq0 + (best & ((std::uint64_t{1} << 39) - 1)), ((best >> 39) & 1) == 0,
                request);
+  request.cmd = queues[request.bank].cmd;
 }
 
 // `chosen` (cycle and command) for the queued request `seq` of the active queue.
@@ -90,16 +91,23 @@ void ChannelController::fill_request(const Decision& chosen, std::uint64_t seq, 
   request_hit_ = hit;
   request_seq_ = seq;
   const auto& q = write_mode_ ? writes_ : reads_;
-  const auto it = std::lower_bound(q.begin(), q.end(), seq,
-                                   [](const QueueEntry& e, std::uint64_t s) { return e.seq < s; });
-  const QueueEntry& e = *it;
+  // The queue is in age order: a branch-free binary search for the entry of age `seq`.
+  const QueueEntry* first = q.data();
+  for (std::size_t n = q.size(); n > 1;) {
+    const std::size_t half = n / 2;
+    first = first[half - 1].seq < seq ? first + half : first;
+    n -= half;
+  }
+  first += first->seq < seq ? 1 : 0;
+  const QueueEntry& e = *first;
+  FUSIM_ASSERT(first < q.data() + q.size() && e.seq == seq, "decided request not queued");
   request.cycle = chosen.cycle;
   request.cmd = chosen.cmd;
   request.rank = e.rank;
   request.group = e.bankgroup;
   request.bank = e.flat_bank;
   request.row = e.row;
-  request.entry = static_cast<int>(it - q.begin());
+  request.entry = static_cast<int>(first - q.data());
 }
 
 void ChannelController::decide_requests_scan(Cycle base, bool all_bank, Decision& request) {
