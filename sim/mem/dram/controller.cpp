@@ -33,6 +33,7 @@ ChannelController::ChannelController(const DramSpec& spec, int channel,
       bank_queues_(2 * static_cast<std::size_t>(spec.org.banks_per_channel())),
       words_((static_cast<std::size_t>(spec.org.banks_per_channel()) + 63) / 64) {
   occupied_.assign(2 * words_, 0);
+  bank_entries_.resize(bank_queues_.size());
   for (int b = 0; b < spec.org.banks_per_channel(); ++b) {
     bank_rank_.push_back(static_cast<std::uint8_t>(b / banks_per_rank_));
     bank_group_.push_back(static_cast<std::uint8_t>((b % banks_per_rank_) / banks_per_group_));
@@ -68,6 +69,7 @@ void ChannelController::enqueue(const QueueEntry& e, bool whole_block) {
     }
   }
   ++bq.count;
+  bank_entries_[q * banks_.size() + e.flat_bank].push_back(BankEntry{added.seq, added.row});
   occupied_[q * words_ + e.flat_bank / 64] |= std::uint64_t{1} << (e.flat_bank % 64);
   if (decided_ && !update_decision(q, e.flat_bank)) decided_ = false;
 }
@@ -94,6 +96,9 @@ ColumnServed ChannelController::issue() {
     q.erase(q.begin() + d.entry);
     const int qi = e.is_write ? 1 : 0;
     BankQueue& bq = bank_queues_[qi * banks_.size() + e.flat_bank];
+    auto& entries = bank_entries_[qi * banks_.size() + e.flat_bank];
+    entries.erase(std::find_if(entries.begin(), entries.end(),
+                               [&e](const BankEntry& b) { return b.seq == e.seq; }));
     if (--bq.count == 0) {
       bq = BankQueue{};
       occupied_[qi * words_ + e.flat_bank / 64] &= ~(std::uint64_t{1} << (e.flat_bank % 64));
@@ -212,9 +217,7 @@ void ChannelController::rescan(int q, int bank) {
   bq.hit_seq = bq.other_seq = kNone;
   bq.dirty = false;
   bq.stale = true;
-  if (bq.count == 0) return;
-  for (const QueueEntry& e : q ? writes_ : reads_) {
-    if (e.flat_bank != bank) continue;
+  for (const BankEntry& e : bank_entries_[q * banks_.size() + bank]) {
     if (open >= 0 && e.row == open) {
       if (bq.hit_seq == kNone) bq.hit_seq = e.seq;
     } else if (bq.other_seq == kNone) {
