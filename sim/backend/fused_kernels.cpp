@@ -80,4 +80,43 @@ void rmsprop(float* param, const float* grad, float* sq, std::int64_t n, double 
   });
 }
 
+void lamb_stage1(const float* param, const float* grad, float* m, float* v, float* update,
+                 std::int64_t n, std::int64_t step, double beta1, double beta2, double eps,
+                 double weight_decay) {
+  // timm/optim/lamb.py: denom = sqrt(v) / sqrt(1 - beta2^t) + eps;
+  // update = (m / (1 - beta1^t)) / denom + wd * param.
+  const double bc1 = 1 - std::pow(beta1, double(step)), bc2 = 1 - std::pow(beta2, double(step));
+  const float bc1_f = float(bc1), bc2_sqrt = float(std::sqrt(bc2)), b1 = float(beta1),
+              b2 = float(beta2), one_b1 = float(1 - beta1), one_b2 = float(1 - beta2),
+              eps_f = float(eps), wd = float(weight_decay);
+  at::parallel_for(0, n, kGrain, [&](std::int64_t lo, std::int64_t hi) {
+    for (std::int64_t i = lo; i < hi; ++i) {
+      const float g = grad[i];
+      const float mi = m[i] * b1 + one_b1 * g;
+      const float vi = v[i] * b2 + one_b2 * (g * g);
+      m[i] = mi;
+      v[i] = vi;
+      update[i] = (mi / bc1_f) / (std::sqrt(vi) / bc2_sqrt + eps_f) + wd * param[i];
+    }
+  });
+}
+
+double l2_norm(const float* x, std::int64_t n) {
+  const double sum = at::parallel_reduce(
+      0, n, kGrain, 0.0,
+      [&](std::int64_t lo, std::int64_t hi, double acc) {
+        for (std::int64_t i = lo; i < hi; ++i) acc += double(x[i]) * double(x[i]);
+        return acc;
+      },
+      [](double a, double b) { return a + b; });
+  return std::sqrt(sum);
+}
+
+void lamb_stage2(float* param, const float* update, std::int64_t n, double ratio) {
+  const float r = float(ratio);
+  at::parallel_for(0, n, kGrain, [&](std::int64_t lo, std::int64_t hi) {
+    for (std::int64_t i = lo; i < hi; ++i) param[i] -= r * update[i];
+  });
+}
+
 }  // namespace fusim::backend::fused

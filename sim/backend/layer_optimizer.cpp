@@ -14,7 +14,15 @@ bool needs_state1(const OptimizerConfig& c) {
   return c.kind != OptimizerKind::Sgd || c.momentum != 0;
 }
 bool needs_state2(const OptimizerConfig& c) {
-  return c.kind == OptimizerKind::Adam || c.kind == OptimizerKind::AdamW;
+  return c.kind == OptimizerKind::Adam || c.kind == OptimizerKind::AdamW ||
+         c.kind == OptimizerKind::Lamb;
+}
+// LAMB's layer-wise trust ratio ||p|| / ||update|| as timm computes it: 1 where either norm
+// is zero (a zero weight, e.g. a fresh bias, or a zero update), as 0-dim tensors so that
+// no value goes back to the host (timm/optim/lamb.py: nested torch.where).
+at::Tensor lamb_trust_ratio(const at::Tensor& w_norm, const at::Tensor& u_norm) {
+  const auto one = at::ones_like(w_norm);
+  return at::where(w_norm > 0, at::where(u_norm > 0, w_norm / u_norm, one), one);
 }
 std::vector<at::Scalar> scalars(const std::vector<double>& v) {
   return std::vector<at::Scalar>(v.begin(), v.end());
@@ -28,6 +36,8 @@ LayerOptimizer::LayerOptimizer(OptimizerConfig config, OptimizerImpl impl,
     params_.push_back(p.detach());
     if (needs_state1(config_)) state1_.push_back(at::zeros_like(params_.back()));
     if (needs_state2(config_)) state2_.push_back(at::zeros_like(params_.back()));
+    if (config_.kind == OptimizerKind::Lamb && impl == OptimizerImpl::Fused)
+      update_.push_back(at::empty_like(params_.back()));
     step_tensors_.push_back(at::zeros({}, params_.back().options().dtype(at::kFloat)));
   }
   if (impl_ == OptimizerImpl::Fused) {
@@ -59,7 +69,8 @@ void LayerOptimizer::step(const std::vector<at::Tensor>& grads) {
   }
 }
 
-// torch/optim/{sgd,adam,adamw,adagrad,rmsprop}.py, _single_tensor_*: the same ATen calls.
+// torch/optim/{sgd,adam,adamw,adagrad,rmsprop}.py, _single_tensor_*: the same ATen calls;
+// LAMB: timm/optim/lamb.py's per-tensor body (the ops of schedule/optimizer.cpp's "lamb").
 void LayerOptimizer::step_loop(const std::vector<at::Tensor>& grads) {
   const auto& c = config_;
   const double t = double(step_);
@@ -103,6 +114,21 @@ void LayerOptimizer::step_loop(const std::vector<at::Tensor>& grads) {
         state1_[i].mul_(c.alpha).addcmul_(g, g, 1 - c.alpha);
         auto avg = state1_[i].sqrt().add_(c.eps);
         p.addcdiv_(g, avg, -c.lr);
+        break;
+      }
+      case OptimizerKind::Lamb: {
+        state1_[i].mul_(c.beta1).add_(g, 1 - c.beta1);
+        state2_[i].mul_(c.beta2).addcmul_(g, g, 1 - c.beta2);
+        const double bc1 = 1 - std::pow(c.beta1, t);
+        const double bc2_sqrt = std::sqrt(1 - std::pow(c.beta2, t));
+        auto denom = (state2_[i].sqrt() / bc2_sqrt).add_(c.eps);
+        auto update = (state1_[i] / bc1).div_(denom);
+        // timm adapts only parameters with weight decay (always_adapt=False).
+        if (c.weight_decay != 0) {
+          update.add_(p, c.weight_decay);
+          update.mul_(lamb_trust_ratio(p.norm(2), update.norm(2)));
+        }
+        p.add_(update, -c.lr);
         break;
       }
     }
@@ -160,11 +186,38 @@ void LayerOptimizer::step_foreach(const std::vector<at::Tensor>& grads_in) {
       at::_foreach_addcdiv_(params_, g, avg, -c.lr);
       break;
     }
+    case OptimizerKind::Lamb: {
+      // timm's body with each step over the tensor list; the norms are _foreach_norm.
+      at::_foreach_mul_(state1_, c.beta1);
+      at::_foreach_add_(state1_, g, 1 - c.beta1);
+      at::_foreach_mul_(state2_, c.beta2);
+      at::_foreach_addcmul_(state2_, g, g, 1 - c.beta2);
+      const double bc1 = 1 - std::pow(c.beta1, t);
+      const double bc2_sqrt = std::sqrt(1 - std::pow(c.beta2, t));
+      auto denom = at::_foreach_div(at::_foreach_sqrt(state2_), bc2_sqrt);
+      at::_foreach_add_(denom, c.eps);
+      auto update = at::_foreach_div(state1_, bc1);
+      at::_foreach_div_(update, denom);
+      if (c.weight_decay != 0) {
+        at::_foreach_add_(update, params_, c.weight_decay);
+        const auto w_norms = at::_foreach_norm(params_, 2);
+        const auto u_norms = at::_foreach_norm(update, 2);
+        // One where over the layer's stacked norms; each ratio expanded to its tensor's
+        // shape (a stride-0 view, so _foreach_mul_ pairs equal shapes on every device).
+        const auto ratios = lamb_trust_ratio(at::stack(w_norms), at::stack(u_norms)).unbind();
+        std::vector<at::Tensor> expanded;
+        for (std::size_t i = 0; i < n; ++i) expanded.push_back(ratios[i].expand_as(update[i]));
+        at::_foreach_mul_(update, expanded);
+      }
+      at::_foreach_add_(params_, update, -c.lr);
+      break;
+    }
   }
 }
 
 void LayerOptimizer::step_fused(const std::vector<at::Tensor>& grads) {
   const auto& c = config_;
+  if (c.kind == OptimizerKind::Lamb) return step_lamb_fused(grads);
   if (!params_.empty() && params_[0].is_cuda()) {
     // Adam only (checked in the constructor): torch's multi-tensor fused CUDA kernel.
     at::_foreach_add_(step_tensors_, 1.0);
@@ -196,7 +249,39 @@ void LayerOptimizer::step_fused(const std::vector<at::Tensor>& grads) {
         fused::rmsprop(pp, gp, state1_[i].data_ptr<float>(), n, c.lr, c.alpha, c.eps,
                        c.weight_decay);
         break;
+      case OptimizerKind::Lamb:
+        FUSIM_ASSERT(false, "fused lamb runs in step_lamb_fused");
     }
+  }
+}
+
+// apex FusedLAMB (apex/optimizers/fused_lamb.py, csrc/multi_tensor_lamb.cu), as the
+// schedule's fused "lamb" stages it, each stage over all the layer's tensors:
+//   1. LAMBStage1: moments and the update u (materialised: the norms need all of it);
+//   2. L2 norm of every param;  3. L2 norm of every update;
+//   4. LAMBStage2: param -= lr * ratio * u, ratio = ||p|| / ||u|| (1 if either is zero,
+//      or without weight decay: apex's use_nvlamb=False).
+void LayerOptimizer::step_lamb_fused(const std::vector<at::Tensor>& grads) {
+  const auto& c = config_;
+  const std::size_t n = params_.size();
+  std::vector<at::Tensor> g(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    g[i] = grads[i].contiguous();
+    fused::lamb_stage1(params_[i].data_ptr<float>(), g[i].data_ptr<float>(),
+                       state1_[i].data_ptr<float>(), state2_[i].data_ptr<float>(),
+                       update_[i].data_ptr<float>(), params_[i].numel(), step_, c.beta1, c.beta2,
+                       c.eps, c.weight_decay);
+  }
+  std::vector<double> w_norm(n), u_norm(n);
+  for (std::size_t i = 0; i < n; ++i)
+    w_norm[i] = fused::l2_norm(params_[i].data_ptr<float>(), params_[i].numel());
+  for (std::size_t i = 0; i < n; ++i)
+    u_norm[i] = fused::l2_norm(update_[i].data_ptr<float>(), update_[i].numel());
+  for (std::size_t i = 0; i < n; ++i) {
+    const bool adapt = c.weight_decay != 0 && w_norm[i] > 0 && u_norm[i] > 0;
+    const double ratio = adapt ? c.lr * (w_norm[i] / u_norm[i]) : c.lr;
+    fused::lamb_stage2(params_[i].data_ptr<float>(), update_[i].data_ptr<float>(),
+                       params_[i].numel(), ratio);
   }
 }
 

@@ -28,12 +28,14 @@ class LayerOptimizer {
   void step_loop(const std::vector<at::Tensor>& grads);
   void step_foreach(const std::vector<at::Tensor>& grads);
   void step_fused(const std::vector<at::Tensor>& grads);
+  void step_lamb_fused(const std::vector<at::Tensor>& grads);
 
   OptimizerConfig config_;
   schedule::OptimizerImpl impl_;
   std::vector<at::Tensor> params_;        // detached views sharing storage with the model's
   std::vector<at::Tensor> state1_;        // momentum_buffer | exp_avg | sum | square_avg
-  std::vector<at::Tensor> state2_;        // exp_avg_sq (adam, adamw)
+  std::vector<at::Tensor> state2_;        // exp_avg_sq (adam, adamw, lamb)
+  std::vector<at::Tensor> update_;        // fused lamb: the update between stages 1 and 4
   std::vector<at::Tensor> step_tensors_;  // float step counts for at::_fused_adam_ (CUDA)
   std::int64_t step_ = 0;
 };

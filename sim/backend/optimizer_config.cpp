@@ -8,7 +8,7 @@ namespace fusim::backend {
 
 const std::vector<std::string>& optimizer_names() {
   static const std::vector<std::string> names{"sgd",   "momentum", "nesterov", "adam",
-                                              "adamw", "adagrad",  "rmsprop"};
+                                              "adamw", "adagrad",  "rmsprop",  "lamb"};
   return names;
 }
 
@@ -30,6 +30,13 @@ OptimizerConfig optimizer_config(std::string_view name) {
     c.eps = 1e-10;
   } else if (name == "rmsprop") {
     c.kind = OptimizerKind::RmsProp;
+  } else if (name == "lamb") {
+    // timm/optim/lamb.py defaults (You et al. 2020 use the same betas); grad_averaging on
+    // (exp_avg gets 1 - beta1 of the grad), bias correction on, max_grad_norm not applied.
+    c.kind = OptimizerKind::Lamb;
+    c.lr = 1e-3;
+    c.eps = 1e-6;
+    c.weight_decay = 0.01;
   } else {
     throw InputError(fmt::format("unknown optimizer '{}': expected one of {}", name,
                                  fmt::join(optimizer_names(), ", ")));
