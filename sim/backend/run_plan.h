@@ -10,12 +10,16 @@
 
 namespace fusim::backend {
 
-// "all" -> eager, backward-fused, forward-fused; else a comma-separated list of names.
-// Unknown names (and "mixed", which needs a per-layer file) throw InputError.
+// "all" -> eager, backward-fused, forward-fused; else a comma-separated list of names
+// (eager, backward-fused, forward-fused, mixed). Unknown names throw InputError.
 std::vector<schedule::Ordering> parse_orderings(const std::string& text);
 
+// One schedule per ordering. `mixed_file` is the per-layer file of `mixed` (mixed.h), read
+// as `fusim schedule/simulate --mixed` read it: mixed without it, a file that is missing or
+// invalid, or a file given without mixed among the orderings throw InputError.
 std::vector<schedule::Schedule> build_run_schedules(
     const workload::Trace& trace, const std::vector<schedule::Ordering>& orderings,
-    const std::string& optimizer, schedule::OptimizerImpl impl, const RunOptions& options);
+    const std::string& optimizer, schedule::OptimizerImpl impl, const RunOptions& options,
+    const std::string& mixed_file = "");
 
 }  // namespace fusim::backend

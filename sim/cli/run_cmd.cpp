@@ -10,6 +10,7 @@
 #include "backend/executor.h"
 #include "backend/optimizer_config.h"
 #include "backend/run_plan.h"
+#include "cli/backend_cmd_options.h"
 #include "cli/commands.h"
 #include "cli/output_format.h"
 #include "core/error.h"
@@ -20,9 +21,8 @@ namespace fusim::cli {
 namespace {
 
 struct RunCmdOptions {
-  std::string trace, device = "cpu", ordering = "all", optimizer = "adam", impl = "foreach";
-  std::string timeline;
-  backend::RunOptions run;
+  std::string trace, timeline;
+  BackendCmdOptions backend;
   bool per_op = false;
   OutputFormat format;
 };
@@ -56,18 +56,13 @@ void write_timeline(const std::string& path, const workload::Trace& trace,
 }
 
 void run_run(RunCmdOptions opt) {
-  opt.run.device = opt.device;
-  backend::check_device(opt.device);  // before any work: a clear one-line error
+  auto& be = opt.backend;
+  const auto plan = resolve_backend_options(be);
   const auto trace = workload::load_trace(opt.trace);
-  const auto orderings = backend::parse_orderings(opt.ordering);
-  const auto impl = schedule::parse_optimizer_impl(opt.impl);
-  if (!impl)
-    throw InputError(fmt::format("--impl: expected loop, foreach or fused, got \"{}\"", opt.impl));
-  const auto config = backend::optimizer_config(opt.optimizer);
-  const auto schedules =
-      backend::build_run_schedules(trace, orderings, opt.optimizer, *impl, opt.run);
-  opt.run.progress = true;
-  const auto report = backend::run_schedules(trace, schedules, config, opt.run);
+  const auto schedules = backend::build_run_schedules(trace, plan.orderings, be.optimizer,
+                                                      plan.impl, be.run, be.mixed);
+  be.run.progress = true;
+  const auto report = backend::run_schedules(trace, schedules, plan.config, be.run);
   if (!opt.timeline.empty()) write_timeline(opt.timeline, trace, report);
 
   Table table({"ordering", "optimizer", "impl", "median ms", "p25 ms", "p75 ms", "IQR %", "speedup",
@@ -97,7 +92,7 @@ void run_run(RunCmdOptions opt) {
                                              double(r.step_time)),
                    speedup, ci, verdict});
   }
-  nlohmann::json json{{"trace", opt.trace}, {"device", opt.device}, {"results", results}};
+  nlohmann::json json{{"trace", opt.trace}, {"device", be.device}, {"results", results}};
   if (!speedups.empty()) json["speedups"] = speedups;
   print_result(opt.format, json, table);
 }
@@ -118,26 +113,14 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--trace", opt->trace, "Layer trace (JSON, traces/SCHEMA.md)")
       ->required()
       ->check(CLI::ExistingFile);
-  cmd->add_option("--device", opt->device, "cpu | cuda (needs a CUDA libtorch and a GPU)")
-      ->capture_default_str();
-  cmd->add_option("--ordering", opt->ordering,
-                  "all | comma-separated eager,backward-fused,forward-fused")
-      ->capture_default_str();
-  cmd->add_option("--optimizer", opt->optimizer,
-                  "sgd | momentum | nesterov | adam | adamw | adagrad | rmsprop (torch defaults)")
-      ->capture_default_str();
-  cmd->add_option("--impl", opt->impl, "Optimizer implementation: loop | foreach | fused")
-      ->capture_default_str();
-  cmd->add_option("--steps", opt->run.steps, "Measured steps per ordering (>= 2)")
-      ->capture_default_str();
-  cmd->add_option("--warmup", opt->run.warmup, "Unmeasured steps per ordering first")
-      ->capture_default_str();
-  cmd->add_option("--block", opt->run.block,
-                  "Measured steps of one ordering before switching to the next")
-      ->capture_default_str();
-  cmd->add_option("--threads", opt->run.threads, "Intra-op threads (0: libtorch's default)")
-      ->capture_default_str();
-  cmd->add_option("--seed", opt->run.seed, "Seed of weights, inputs and dropout masks")
+  add_backend_options(
+      cmd, opt->backend,
+      {"sgd | momentum | nesterov | adam | adamw | adagrad | rmsprop | lamb "
+       "(torch defaults; lamb: timm's)",
+       "Optimizer implementation: loop | foreach | fused", "Measured steps per ordering (>= 2)",
+       "Measured steps of one ordering before switching to the next",
+       "Intra-op threads (0: libtorch's default)"});
+  cmd->add_option("--seed", opt->backend.run.seed, "Seed of weights, inputs and dropout masks")
       ->capture_default_str();
   cmd->add_option("--timeline", opt->timeline,
                   "Write the measured ops as a Chrome/Perfetto trace-event JSON file");

@@ -9,6 +9,7 @@
 #include "backend/executor.h"
 #include "backend/optimizer_config.h"
 #include "backend/run_plan.h"
+#include "cli/backend_cmd_options.h"
 #include "cli/commands.h"
 #include "cli/output_format.h"
 #include "core/error.h"
@@ -20,10 +21,9 @@ namespace fusim::cli {
 namespace {
 
 struct ValidateCmdOptions {
-  std::string trace, machine, device = "cpu", ordering = "all", optimizer = "adam",
-                              impl = "foreach", fidelity = "block";
+  std::string trace, machine, fidelity = "block";
   int sim_steps = 3;
-  backend::RunOptions run;
+  BackendCmdOptions backend;
   OutputFormat format;
 };
 
@@ -35,19 +35,18 @@ struct Row {
 };
 
 void run_validate(ValidateCmdOptions opt) {
-  opt.run.device = opt.device;
-  backend::check_device(opt.device);
+  auto& be = opt.backend;
+  const auto plan = resolve_backend_options(be);
+  const auto& orderings = plan.orderings;
   const auto trace = workload::load_trace(opt.trace);
   const auto machine = exec::load_machine(opt.machine);
-  const auto orderings = backend::parse_orderings(opt.ordering);
-  const auto impl = schedule::parse_optimizer_impl(opt.impl);
-  if (!impl)
-    throw InputError(fmt::format("--impl: expected loop, foreach or fused, got \"{}\"", opt.impl));
   if (opt.sim_steps < 2) throw InputError("--sim-steps: expected an integer >= 2");
   // The measurement uses as many threads per op as the model assumes, unless told.
-  if (opt.run.threads == 0 && machine.kind == compute::UnitKind::Cpu)
-    opt.run.threads = machine.compute.threads_per_op;
-  const auto config = backend::optimizer_config(opt.optimizer);
+  if (be.run.threads == 0 && machine.kind == compute::UnitKind::Cpu)
+    be.run.threads = machine.compute.threads_per_op;
+  // Both schedules of every ordering are built (the mixed file read) before any work.
+  const auto schedules =
+      backend::build_run_schedules(trace, orderings, be.optimizer, plan.impl, be.run, be.mixed);
 
   // Predicted: a short schedule per ordering (warm-up step, measured steps, flush excluded).
   exec::SimOptions sim;
@@ -57,9 +56,10 @@ void run_validate(ValidateCmdOptions opt) {
   for (auto ordering : orderings) {
     schedule::ScheduleOptions so;
     so.ordering = ordering;
-    so.optimizer = opt.optimizer;
-    so.impl = *impl;
+    so.optimizer = be.optimizer;
+    so.impl = plan.impl;
     so.steps = opt.sim_steps;
+    if (ordering == schedule::Ordering::Mixed) so.mixed_file = be.mixed;
     so.gpu_streams = machine.kind == compute::UnitKind::Gpu;
     fmt::print(stderr, "validate: simulating {} on {}\n", to_string(ordering), machine.name);
     auto r = exec::simulate(trace, schedule::build_schedule(trace, so), machine, sim);
@@ -67,10 +67,8 @@ void run_validate(ValidateCmdOptions opt) {
   }
 
   // Measured: all orderings interleaved in blocks.
-  opt.run.progress = true;
-  const auto schedules =
-      backend::build_run_schedules(trace, orderings, opt.optimizer, *impl, opt.run);
-  const auto report = backend::run_schedules(trace, schedules, config, opt.run);
+  be.run.progress = true;
+  const auto report = backend::run_schedules(trace, schedules, plan.config, be.run);
 
   std::vector<Row> rows;
   for (std::size_t k = 0; k < orderings.size(); ++k) {
@@ -98,7 +96,7 @@ void run_validate(ValidateCmdOptions opt) {
     abs_error_sum += std::abs(error);
     abs_speedup_error_sum += std::abs(speedup_error);
     const bool has_base = report.baseline >= 0;
-    table.add_row({r.ordering, opt.optimizer, fmt::format("{:.3f}", r.predicted_ms),
+    table.add_row({r.ordering, be.optimizer, fmt::format("{:.3f}", r.predicted_ms),
                    fmt::format("{:.3f}", r.measured_ms),
                    fmt::format("{:.3f}-{:.3f}", r.p25_ms, r.p75_ms), fmt::format("{:+.1f}", error),
                    has_base ? fmt::format("{:.3f}", r.predicted_speedup) : "-",
@@ -106,8 +104,8 @@ void run_validate(ValidateCmdOptions opt) {
                    has_base ? fmt::format("[{:.3f}, {:.3f}]", r.ci_low, r.ci_high) : "-",
                    has_base ? fmt::format("{:+.1f}", speedup_error) : "-"});
     nlohmann::json j{{"ordering", r.ordering},
-                     {"optimizer", opt.optimizer},
-                     {"impl", opt.impl},
+                     {"optimizer", be.optimizer},
+                     {"impl", be.impl},
                      {"predicted_ms", r.predicted_ms},
                      {"measured_ms", r.measured_ms},
                      {"measured_p25_ms", r.p25_ms},
@@ -124,8 +122,8 @@ void run_validate(ValidateCmdOptions opt) {
   const double n = double(rows.size());
   nlohmann::json json{{"trace", opt.trace},
                       {"machine", machine.name},
-                      {"device", opt.device},
-                      {"threads", opt.run.threads},
+                      {"device", be.device},
+                      {"threads", be.run.threads},
                       {"results", results},
                       {"mape", abs_error_sum / n},
                       {"speedup_mae_points", abs_speedup_error_sum / n}};
@@ -152,26 +150,15 @@ void add_validate_command(CLI::App& app) {
   cmd->add_option("--machine", opt->machine,
                   "Machine model: a preset name of models/machines or a JSON path")
       ->required();
-  cmd->add_option("--device", opt->device, "cpu | cuda (needs a CUDA libtorch and a GPU)")
-      ->capture_default_str();
-  cmd->add_option("--ordering", opt->ordering,
-                  "all | comma-separated eager,backward-fused,forward-fused")
-      ->capture_default_str();
-  cmd->add_option("--optimizer", opt->optimizer,
-                  "sgd | momentum | nesterov | adam | adamw | adagrad | rmsprop")
-      ->capture_default_str();
-  cmd->add_option("--impl", opt->impl, "loop | foreach | fused")->capture_default_str();
+  add_backend_options(
+      cmd, opt->backend,
+      {"sgd | momentum | nesterov | adam | adamw | adagrad | rmsprop | lamb",
+       "loop | foreach | fused", "Measured steps per ordering", "Measured steps per block",
+       "Intra-op threads (0: the machine's threads_per_op)"});
   cmd->add_option("--fidelity", opt->fidelity, "Simulation fidelity: line | block")
       ->capture_default_str();
   cmd->add_option("--sim-steps", opt->sim_steps,
                   "Simulated steps (the first is warm-up, forward-fused's last is the flush)")
-      ->capture_default_str();
-  cmd->add_option("--steps", opt->run.steps, "Measured steps per ordering")->capture_default_str();
-  cmd->add_option("--warmup", opt->run.warmup, "Unmeasured steps per ordering first")
-      ->capture_default_str();
-  cmd->add_option("--block", opt->run.block, "Measured steps per block")->capture_default_str();
-  cmd->add_option("--threads", opt->run.threads,
-                  "Intra-op threads (0: the machine's threads_per_op)")
       ->capture_default_str();
   add_output_flags(cmd, opt->format);
   cmd->callback([opt] { run_validate(*opt); });

@@ -1,18 +1,24 @@
 // The point of the backend: every ordering runs the same math. After K steps the params
-// of eager, backward-fused and forward-fused are equal to each other and to a plain
-// whole-graph loss.backward() + torch::optim step from the same initial weights.
+// of eager, backward-fused, forward-fused and a mixed ordering (all three placements in
+// one model) are equal to each other and to a plain whole-graph loss.backward() +
+// torch::optim step from the same initial weights (LAMB, not in torch::optim: + the
+// float64 reference of lamb_reference.h).
 #include <ATen/CPUGeneratorImpl.h>
 #include <torch/optim.h>
 #include <catch2/catch.hpp>
 
 #include "backend/layer_ops.h"
 #include "backend/optimizer_config.h"
+#include "backend/run_plan.h"
 #include "backend/training_state.h"
+#include "core/error.h"
+#include "lamb_reference.h"
 #include "schedule/schedule.h"
 #include "workload/trace_io.h"
 
 using namespace fusim;
 using backend::TrainingState;
+using schedule::LayerMode;
 using schedule::OptimizerImpl;
 using schedule::Ordering;
 
@@ -24,6 +30,16 @@ workload::Trace tiny_convnet() {
   return workload::load_trace(FUSIM_SOURCE_DIR "/tests/backend/tiny_convnet.json");
 }
 
+// Every placement in one model: conv1's U before its next forward, bn1's right after its
+// backward, conv2's after the whole backward, fc's (the default) after its backward.
+schedule::MixedOrdering tiny_mixed() {
+  schedule::MixedOrdering m;
+  m.layers = {
+      {"conv1", LayerMode::Forward}, {"bn1", LayerMode::Backward}, {"conv2", LayerMode::Eager}};
+  m.fallback = LayerMode::Backward;
+  return m;
+}
+
 std::vector<at::Tensor> run_ordering(const workload::Trace& trace, Ordering ordering,
                                      const std::string& optimizer, OptimizerImpl impl) {
   schedule::ScheduleOptions options;
@@ -31,6 +47,7 @@ std::vector<at::Tensor> run_ordering(const workload::Trace& trace, Ordering orde
   options.optimizer = optimizer;
   options.impl = impl;
   options.steps = kSteps;
+  if (ordering == Ordering::Mixed) options.mixed = tiny_mixed();
   auto sched = schedule::build_schedule(trace, options);
   TrainingState state(trace, sched, backend::optimizer_config(optimizer), at::kCPU, kSeed);
   for (const auto& op : sched.ops) state.execute(op);
@@ -48,7 +65,13 @@ std::unique_ptr<torch::optim::Optimizer> torch_optimizer(const std::string& name
   if (name == "adamw")
     return std::make_unique<AdamW>(params, AdamWOptions(1e-3).weight_decay(1e-2));
   if (name == "adagrad") return std::make_unique<Adagrad>(params, AdagradOptions(0.01));
-  return std::make_unique<RMSprop>(params, RMSpropOptions(0.01));
+  if (name == "rmsprop") return std::make_unique<RMSprop>(params, RMSpropOptions(0.01));
+  return nullptr;  // lamb: lamb_reference.h
+}
+
+std::vector<double> to_doubles(const at::Tensor& t) {
+  const auto c = t.detach().to(at::kDouble).contiguous();
+  return std::vector<double>(c.data_ptr<double>(), c.data_ptr<double>() + c.numel());
 }
 
 // The reference: one autograd graph for the whole model, torch::optim for the update.
@@ -63,8 +86,11 @@ std::vector<at::Tensor> run_reference(const workload::Trace& trace, const std::s
   }
   auto inputs = backend::make_model_inputs(trace, gen, at::TensorOptions());
   auto optimizer = torch_optimizer(name, params);
+  test::LambReference lamb;
+  std::vector<std::vector<double>> lamb_params;
+  for (auto& p : params) lamb_params.push_back(to_doubles(p));
   for (int step = 0; step < kSteps; ++step) {
-    optimizer->zero_grad();
+    for (auto& p : params) p.mutable_grad() = at::Tensor();
     std::vector<at::Tensor> out(trace.layers.size());
     for (std::size_t i = 0; i < trace.layers.size(); ++i) {
       std::vector<at::Tensor> in;
@@ -74,7 +100,16 @@ std::vector<at::Tensor> run_reference(const workload::Trace& trace, const std::s
       out[i] = backend::layer_forward(trace.layers[i], in, tensors[i], gen);
     }
     out.back().backward();
-    optimizer->step();
+    if (optimizer) {
+      optimizer->step();
+      continue;
+    }
+    std::vector<std::vector<double>> grads;
+    for (auto& p : params) grads.push_back(to_doubles(p.grad()));
+    lamb.step(lamb_params, grads);
+    at::NoGradGuard no_grad;
+    for (std::size_t k = 0; k < params.size(); ++k)
+      params[k].copy_(at::tensor(lamb_params[k], at::kDouble).view(params[k].sizes()));
   }
   std::vector<at::Tensor> result;
   for (auto& p : params) result.push_back(p.detach().clone());
@@ -101,11 +136,12 @@ TEST_CASE("All orderings and torch::optim agree after 3 steps of each optimizer"
       initial.push_back(p.detach());
 
   for (const std::string name :
-       {"sgd", "momentum", "nesterov", "adam", "adamw", "adagrad", "rmsprop"}) {
+       {"sgd", "momentum", "nesterov", "adam", "adamw", "adagrad", "rmsprop", "lamb"}) {
     DYNAMIC_SECTION(name) {
       const auto reference = run_reference(trace, name);
       CHECK(max_abs_diff(reference, initial) > 1e-3);  // 3 steps moved the weights
-      for (auto ordering : {Ordering::Eager, Ordering::BackwardFused, Ordering::ForwardFused}) {
+      for (auto ordering :
+           {Ordering::Eager, Ordering::BackwardFused, Ordering::ForwardFused, Ordering::Mixed}) {
         for (auto impl : {OptimizerImpl::Loop, OptimizerImpl::Foreach, OptimizerImpl::Fused}) {
           INFO(to_string(ordering) << " " << to_string(impl));
           const auto params = run_ordering(trace, ordering, name, impl);
@@ -114,4 +150,69 @@ TEST_CASE("All orderings and torch::optim agree after 3 steps of each optimizer"
       }
     }
   }
+}
+
+TEST_CASE("The mixed schedule really mixes the three U placements") {
+  const auto trace = tiny_convnet();
+  schedule::ScheduleOptions options;
+  options.ordering = Ordering::Mixed;
+  options.steps = kSteps;
+  options.mixed = tiny_mixed();
+  const auto sched = schedule::build_schedule(trace, options);
+  // Trace layers 0 conv1, 1 bn1, 3 conv2, 8 fc.
+  CHECK(sched.layer_modes[0] == LayerMode::Forward);
+  CHECK(sched.layer_modes[1] == LayerMode::Backward);
+  CHECK(sched.layer_modes[3] == LayerMode::Eager);
+  CHECK(sched.layer_modes[8] == LayerMode::Backward);
+}
+
+TEST_CASE("run's orderings: mixed is accepted and needs its per-layer file") {
+  using backend::parse_orderings;
+  // Names, not enums: Catch cannot print a vector of enums next to glog's operator<<.
+  auto names = [](const std::vector<Ordering>& orderings) {
+    std::vector<std::string> out;
+    for (auto o : orderings) out.emplace_back(to_string(o));
+    return out;
+  };
+  CHECK(names(parse_orderings("eager,mixed")) == std::vector<std::string>{"eager", "mixed"});
+  CHECK(names(parse_orderings("all")) ==
+        std::vector<std::string>{"eager", "backward-fused", "forward-fused"});
+  CHECK_THROWS_WITH(parse_orderings("eager,fused"),
+                    Catch::Contains("eager, backward-fused, forward-fused, mixed, got \"fused\""));
+
+  const auto trace = tiny_convnet();
+  backend::RunOptions run;
+  run.warmup = 0;
+  run.steps = 2;
+  run.block = 2;
+  const std::string dir = FUSIM_BINARY_DIR "/tests/backend/";
+  CHECK_THROWS_WITH(
+      backend::build_run_schedules(trace, {Ordering::Mixed}, "adam", OptimizerImpl::Foreach, run),
+      Catch::Contains("ordering mixed needs a per-layer file (--mixed FILE)"));
+  CHECK_THROWS_WITH(
+      backend::build_run_schedules(trace, {Ordering::Mixed}, "adam", OptimizerImpl::Foreach, run,
+                                   dir + "no_such_mixed.json"),
+      Catch::Contains("no_such_mixed.json"));
+  CHECK_THROWS_WITH(
+      backend::build_run_schedules(trace, {Ordering::Eager}, "adam", OptimizerImpl::Foreach, run,
+                                   FUSIM_SOURCE_DIR "/tests/backend/tiny_mixed.json"),
+      Catch::Contains("--mixed: only with --ordering mixed"));
+  // An unknown layer is blamed on its JSON path in the file.
+  CHECK_THROWS_WITH(
+      backend::build_run_schedules(trace, {Ordering::Mixed}, "adam", OptimizerImpl::Foreach, run,
+                                   FUSIM_SOURCE_DIR "/tests/backend/tiny_mixed_bad_layer.json"),
+      Catch::Contains("tiny_mixed_bad_layer.json") && Catch::Contains("conv9"));
+
+  // The file holds tiny_mixed(); the run's schedule has its placements and enough steps.
+  const auto schedules = backend::build_run_schedules(
+      trace, {Ordering::Eager, Ordering::Mixed}, "lamb", OptimizerImpl::Fused, run,
+      FUSIM_SOURCE_DIR "/tests/backend/tiny_mixed.json");
+  REQUIRE(schedules.size() == 2);
+  CHECK(schedules[1].ordering == Ordering::Mixed);
+  CHECK(schedules[1].steps == backend::schedule_steps_for(run));  // 0 + 1 + 2 + 1 = 4
+  CHECK(schedules[1].steps == 4);
+  CHECK(schedules[1].layer_modes[0] == LayerMode::Forward);
+  CHECK(schedules[1].layer_modes[1] == LayerMode::Backward);
+  CHECK(schedules[1].layer_modes[3] == LayerMode::Eager);
+  CHECK(schedules[1].layer_modes[8] == LayerMode::Backward);
 }

@@ -1,0 +1,42 @@
+#ifdef FUSIM_WITH_TORCH
+#include "cli/backend_cmd_options.h"
+
+#include <fmt/format.h>
+
+#include "backend/run_plan.h"
+#include "core/error.h"
+
+namespace fusim::cli {
+
+void add_backend_options(CLI::App* cmd, BackendCmdOptions& opt, const BackendOptionHelp& help) {
+  cmd->add_option("--device", opt.device, "cpu | cuda (needs a CUDA libtorch and a GPU)")
+      ->capture_default_str();
+  cmd->add_option("--ordering", opt.ordering,
+                  "all | comma-separated eager,backward-fused,forward-fused,mixed (mixed: "
+                  "with --mixed)")
+      ->capture_default_str();
+  cmd->add_option("--mixed", opt.mixed, "Per-layer ordering JSON for --ordering mixed");
+  cmd->add_option("--optimizer", opt.optimizer, help.optimizer)->capture_default_str();
+  cmd->add_option("--impl", opt.impl, help.impl)->capture_default_str();
+  cmd->add_option("--steps", opt.run.steps, help.steps)->capture_default_str();
+  cmd->add_option("--warmup", opt.run.warmup, "Unmeasured steps per ordering first")
+      ->capture_default_str();
+  cmd->add_option("--block", opt.run.block, help.block)->capture_default_str();
+  cmd->add_option("--threads", opt.run.threads, help.threads)->capture_default_str();
+}
+
+BackendPlan resolve_backend_options(BackendCmdOptions& opt) {
+  opt.run.device = opt.device;
+  backend::check_device(opt.device);  // before any work: a clear one-line error
+  BackendPlan plan;
+  plan.orderings = backend::parse_orderings(opt.ordering);
+  const auto impl = schedule::parse_optimizer_impl(opt.impl);
+  if (!impl)
+    throw InputError(fmt::format("--impl: expected loop, foreach or fused, got \"{}\"", opt.impl));
+  plan.impl = *impl;
+  plan.config = backend::optimizer_config(opt.optimizer);
+  return plan;
+}
+
+}  // namespace fusim::cli
+#endif  // FUSIM_WITH_TORCH

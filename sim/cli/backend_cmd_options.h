@@ -1,0 +1,42 @@
+#pragma once
+// The options `fusim run` and `fusim validate` share (what to execute and how to measure
+// it), defined once so that both commands name, bind and default them alike, and their
+// resolution into orderings, optimizer implementation and hyper-parameters, checked before
+// any work. Only with libtorch (FUSIM_WITH_TORCH), like the two commands.
+#include <CLI/CLI.hpp>
+#include <string>
+#include <vector>
+
+#include "backend/executor.h"
+#include "backend/optimizer_config.h"
+#include "schedule/schedule.h"
+
+namespace fusim::cli {
+
+struct BackendCmdOptions {
+  std::string device = "cpu", ordering = "all", optimizer = "adam", impl = "foreach";
+  std::string mixed;  // per-layer file of --ordering mixed (schedule/mixed.h)
+  backend::RunOptions run;
+};
+
+// The help texts in which the two commands differ (each says what its default means there).
+struct BackendOptionHelp {
+  std::string optimizer, impl, steps, block, threads;
+};
+
+// Adds --device --ordering --mixed --optimizer --impl --steps --warmup --block --threads.
+void add_backend_options(CLI::App* command, BackendCmdOptions& options,
+                         const BackendOptionHelp& help);
+
+struct BackendPlan {
+  std::vector<schedule::Ordering> orderings;
+  schedule::OptimizerImpl impl = schedule::OptimizerImpl::Foreach;
+  backend::OptimizerConfig config;
+};
+
+// Sets options.run.device, checks the device (one clear line when it cannot run here) and
+// resolves the names; bad values throw InputError (exit code 2). The mixed file itself is
+// read where the schedules are built (backend::build_run_schedules), also before any work.
+BackendPlan resolve_backend_options(BackendCmdOptions& options);
+
+}  // namespace fusim::cli
