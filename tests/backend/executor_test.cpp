@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "backend/executor.h"
+#include "backend/run_plan.h"
 #include "backend/step_stats.h"
 #include "core/error.h"
 #include "workload/trace_io.h"
@@ -85,4 +86,36 @@ TEST_CASE("Blocks: warm-up, one re-warm per block, measured steps, per-op timing
   // Measured steps are iterations 2-3, 5-6, 8 (after warm-up and each re-warm).
   CHECK(report.results[0].per_op.front().step == 2);
   CHECK(report.results[0].per_op.back().step == 8);
+}
+
+TEST_CASE("A mixed ordering from its file runs interleaved with eager, LAMB fused") {
+  const auto trace = workload::load_trace(FUSIM_SOURCE_DIR "/tests/backend/tiny_convnet.json");
+  backend::RunOptions o;
+  o.warmup = 1;
+  o.steps = 2;
+  o.block = 2;
+  const auto schedules = backend::build_run_schedules(
+      trace, {schedule::Ordering::Eager, schedule::Ordering::Mixed}, "lamb",
+      schedule::OptimizerImpl::Fused, o, FUSIM_SOURCE_DIR "/tests/backend/tiny_mixed.json");
+  auto report = backend::run_schedules(trace, schedules, backend::optimizer_config("lamb"), o);
+  REQUIRE(report.results.size() == 2);
+  CHECK(report.baseline == 0);
+  const auto& eager = report.results[0];
+  const auto& mixed = report.results[1];
+  CHECK(mixed.ordering == "mixed");
+  CHECK(mixed.optimizer == "lamb");
+  CHECK(mixed.impl == "fused");
+  CHECK(mixed.steps_measured == 2);
+  // The same ops, only in another order: per measured iteration, one U per layer with
+  // trained params (conv1, bn1, conv2, fc), conv1's (forward-fused) at the iteration's end.
+  CHECK(mixed.per_op.size() == eager.per_op.size());
+  int updates = 0;
+  for (const auto& op : mixed.per_op) updates += op.kind == "U";
+  CHECK(updates == 2 * 4);
+  const auto per_iteration = mixed.per_op.size() / 2;
+  const auto& last = mixed.per_op[per_iteration - 1];
+  CHECK(last.kind == "U");
+  CHECK(last.layer == 0);
+  CHECK(eager.per_op[per_iteration - 1].kind == "U");
+  CHECK(eager.per_op[per_iteration - 1].layer == 8);  // eager: optimizer.step() in model order
 }
