@@ -1,9 +1,9 @@
 #include "mem/dram/dram_spec.h"
 
 #include <fmt/format.h>
-#include <limits>
 #include <cmath>
 #include <filesystem>
+#include <limits>
 
 #include "core/error.h"
 #include "core/memory_budget.h"
@@ -43,6 +43,8 @@ Cycle read_timing(const JsonView& v, Tick tck) {
   if (c > 1'000'000'000) v.fail_got("a cycle count of at most 1000000000");
   return c;
 }
+
+constexpr std::int64_t kMaxDataRate = 100'000;  // MT/s: tCK = 20 ps
 
 bool is_pow2(std::int64_t v) {
   return v > 0 && (v & (v - 1)) == 0;
@@ -169,11 +171,12 @@ void validate(const DramSpec& s, const JsonView& where) {
   need(s.ctrl.read_queue <= 65536 && s.ctrl.write_queue <= 65536,
        fmt::format("read_queue and write_queue of at most 65536 entries, got {} and {}",
                    s.ctrl.read_queue, s.ctrl.write_queue));
-  check_memory_budget(where.file(), where.path().empty() ? "channels" : where.path() + ".channels",
-                      "DRAM controller state",
-                      static_cast<std::uint64_t>(o.channels) * static_cast<std::uint64_t>(o.pseudo_channels),
-                      4096 + 64 * static_cast<std::uint64_t>(o.banks_per_channel()) +
-                          64 * static_cast<std::uint64_t>(s.ctrl.read_queue + s.ctrl.write_queue));
+  check_memory_budget(
+      where.file(), where.path().empty() ? "channels" : where.path() + ".channels",
+      "DRAM controller state",
+      static_cast<std::uint64_t>(o.channels) * static_cast<std::uint64_t>(o.pseudo_channels),
+      4096 + 64 * static_cast<std::uint64_t>(o.banks_per_channel()) +
+          64 * static_cast<std::uint64_t>(s.ctrl.read_queue + s.ctrl.write_queue));
   need(is_pow2(s.ctrl.interleave_bytes) && s.ctrl.interleave_bytes >= o.atom_bytes(),
        fmt::format("interleave_bytes to be a power of two >= the access atom ({} B), got {}",
                    o.atom_bytes(), s.ctrl.interleave_bytes));
@@ -240,10 +243,14 @@ std::string resolve_dram_preset(const std::string& name_or_path) {
       name_or_path));
 }
 
-DramSpec load_dram_preset(const std::string& name_or_path) {
+namespace {
+DramSpec load_preset_file(const JsonView& section, std::int64_t rate_override);
+}  // namespace
+
+DramSpec load_dram_preset(const std::string& name_or_path, std::int64_t data_rate_mts) {
   const std::string path = resolve_dram_preset(name_or_path);
   const nlohmann::json doc = load_json_file(path);
-  DramSpec spec = load_dram_spec(JsonView(doc, path));
+  DramSpec spec = load_preset_file(JsonView(doc, path), data_rate_mts);
   spec.name = name_or_path;
   return spec;
 }
@@ -252,7 +259,7 @@ DramSpec load_dram_spec(const JsonView& section) {
   section.require_object();
   if (section.has("preset")) {
     // A machine's dram section: a preset plus overrides.
-    std::vector<std::string_view> allowed = {"preset", "timing"};
+    std::vector<std::string_view> allowed = {"preset", "timing", "data_rate_mts"};
     allowed.insert(allowed.end(), kOrgKeys.begin(), kOrgKeys.end());
     allowed.insert(allowed.end(), kCtrlKeys.begin(), kCtrlKeys.end());
     for (const auto& key : section.keys()) {
@@ -273,7 +280,13 @@ DramSpec load_dram_spec(const JsonView& section) {
       preset.fail_got(
           "a DRAM preset (ddr4-3200, ddr5-4800, ddr5-5600, hbm2e, hbm3) or a preset JSON path");
     }
-    DramSpec spec = load_dram_preset(preset_path);
+    // Another speed bin of the same device: the preset is read again at that data rate.
+    std::int64_t rate = 0;
+    if (auto r = section.find("data_rate_mts")) {
+      rate = r->as_int_at_least(100);
+      if (rate > kMaxDataRate) r->fail_got("a data rate of 100 to 100000 MT/s");
+    }
+    DramSpec spec = load_dram_preset(preset_path, rate);
     apply_organization(section, spec.org);
     apply_controller(section, spec.ctrl, spec.tCK);
     if (auto t = section.find("timing")) {
@@ -283,13 +296,24 @@ DramSpec load_dram_spec(const JsonView& section) {
     validate(spec, section);
     return spec;
   }
-  // A preset file.
+  return load_preset_file(section, 0);
+}
+
+namespace {
+
+// A preset file; `rate_override` > 0 replaces its data_rate_mts before any ns timing is
+// converted to cycles.
+DramSpec load_preset_file(const JsonView& section, std::int64_t rate_override) {
   section.reject_unknown_keys({"name", "standard", "description", "data_rate_mts", "organization",
                                "timing", "controller", "sources"});
   DramSpec spec;
   spec.name = section.get_string("name", section.file());
   spec.standard = section.at("standard").as_nonempty_string();
   spec.data_rate_mts = section.at("data_rate_mts").as_int_at_least(100);
+  // (A faster clock would round tCK to 0 ps.)
+  if (spec.data_rate_mts > kMaxDataRate)
+    section.at("data_rate_mts").fail_got("a data rate of 100 to 100000 MT/s");
+  if (rate_override > 0) spec.data_rate_mts = rate_override;
   // The command clock runs at half the data rate (DDR): tCK = 2e6 / rate ps.
   spec.tCK = (2'000'000 + spec.data_rate_mts / 2) / spec.data_rate_mts;
   const JsonView org = section.at("organization");
@@ -309,9 +333,13 @@ DramSpec load_dram_spec(const JsonView& section) {
     c->reject_unknown_keys(kCtrlKeys);
     apply_controller(*c, spec.ctrl, spec.tCK);
   }
-  validate(spec, section);
+  // At another rate the caller validates, after its own timing overrides (cycle counts
+  // of the preset's speed bin may need them, and the error is then the caller's).
+  if (rate_override == 0) validate(spec, section);
   return spec;
 }
+
+}  // namespace
 
 const char* to_string(RowPolicy policy) {
   switch (policy) {

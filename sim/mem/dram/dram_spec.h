@@ -81,8 +81,10 @@ struct DramSpec {
 // preset file itself (it has "standard"). Every value is checked; errors name the file
 // and JSON path.
 DramSpec load_dram_spec(const JsonView& section);
-// A preset by name ("ddr4-3200") or path to a JSON file.
-DramSpec load_dram_preset(const std::string& name_or_path);
+// A preset by name ("ddr4-3200") or path to a JSON file. `data_rate_mts` > 0 runs the
+// device at another data rate: tCK follows it, timings the preset gives in ns stay those
+// ns (converted at the new tCK), timings given in cycles stay those cycles.
+DramSpec load_dram_preset(const std::string& name_or_path, std::int64_t data_rate_mts = 0);
 // Where a preset name resolves to (throws InputError listing the known names).
 std::string resolve_dram_preset(const std::string& name_or_path);
 
