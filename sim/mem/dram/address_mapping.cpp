@@ -58,7 +58,8 @@ AddressMapping::AddressMapping(const DramSpec& spec, const std::string& where_fi
   const int bg_bits = log2_exact(o.bankgroups), ba_bits = log2_exact(o.banks_per_group);
   bank_bits_total_ = bg_bits + ba_bits;
   std::array<int, kFields> bits{};
-  bits[kCh] = log2_exact(channels_);
+  mixed_radix_ = (channels_ & (channels_ - 1)) != 0;
+  bits[kCh] = mixed_radix_ ? 0 : log2_exact(channels_);
   bits[kRa] = log2_exact(o.ranks);
   bits[kBg] = separate_bg ? bg_bits : 0;
   bits[kBa] = separate_bg ? ba_bits : bg_bits + ba_bits;
@@ -72,6 +73,11 @@ AddressMapping::AddressMapping(const DramSpec& spec, const std::string& where_fi
   }
   for (int i = n - 1; i >= 0; --i) {  // least significant field last in the name
     const int f = order[i];
+    if (f == kCh && mixed_radix_) {
+      slices_[n_slices_++] = Slice{f, shift, 0, 0, channels_};
+      shift += log2_exact(channels_);  // (for the 63-bit limit below)
+      continue;
+    }
     if (bits[f] == 0) continue;
     slices_[n_slices_++] = Slice{f, shift, bits[f], f == kCo ? line_col_bits : 0};
     shift += bits[f];
@@ -84,11 +90,33 @@ AddressMapping::AddressMapping(const DramSpec& spec, const std::string& where_fi
 
 DramAddress AddressMapping::decode(mem::Addr addr) const {
   std::int64_t v[kFields] = {0, 0, 0, 0, 0, 0};
+  if (mixed_radix_) {
+    // Digits from the least significant up: a power-of-two field takes its bits, the
+    // channel the remainder modulo the channel count.
+    mem::Addr x = addr >> offset_bits_;
+    for (int i = 0; i < n_slices_; ++i) {
+      const Slice& s = slices_[i];
+      mem::Addr digit;
+      if (s.radix > 0) {
+        digit = x % static_cast<mem::Addr>(s.radix);
+        x /= static_cast<mem::Addr>(s.radix);
+      } else {
+        digit = x & ((mem::Addr{1} << s.bits) - 1);
+        x >>= s.bits;
+      }
+      v[s.field] |= static_cast<std::int64_t>(digit) << s.field_shift;
+    }
+    return from_fields(v);
+  }
   for (int i = 0; i < n_slices_; ++i) {
     const Slice& s = slices_[i];
     v[s.field] |= static_cast<std::int64_t>((addr >> s.shift) & ((mem::Addr{1} << s.bits) - 1))
                   << s.field_shift;
   }
+  return from_fields(v);
+}
+
+DramAddress AddressMapping::from_fields(const std::int64_t* v) const {
   DramAddress a;
   a.channel = static_cast<int>(v[kCh]);
   a.rank = static_cast<int>(v[kRa]);
@@ -117,6 +145,20 @@ mem::Addr AddressMapping::encode(const DramAddress& a) const {
     v[kBa] = bank / bankgroups_;
   } else {
     v[kBa] = bank;
+  }
+  if (mixed_radix_) {
+    mem::Addr x = 0;
+    for (int i = n_slices_ - 1; i >= 0; --i) {
+      const Slice& s = slices_[i];
+      if (s.radix > 0) {
+        x = x * static_cast<mem::Addr>(s.radix) + static_cast<mem::Addr>(v[s.field]);
+      } else {
+        const mem::Addr part =
+            static_cast<mem::Addr>(v[s.field] >> s.field_shift) & ((mem::Addr{1} << s.bits) - 1);
+        x = (x << s.bits) | part;
+      }
+    }
+    return x << offset_bits_;
   }
   mem::Addr addr = 0;
   for (int i = 0; i < n_slices_; ++i) {

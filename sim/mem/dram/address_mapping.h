@@ -8,7 +8,9 @@
 // of one interleave unit (a 64-byte cache line by default), so a line never straddles
 // channels or rows. Optional XOR bank hashing (permutation-based interleaving, Zhang, Zhu
 // and Zhang, MICRO 2000) XORs the low row bits into the bank index to spread row-conflicting
-// strides over banks.
+// strides over banks. A channel count that is no power of two (DDR5 servers have 6 or 12)
+// interleaves by modulo: the channel is (address / unit) mod channels at the Ch position,
+// the fields above it are decoded from the quotient.
 #include <array>
 #include <cstdint>
 #include <string>
@@ -37,6 +39,7 @@ class AddressMapping {
   DramAddress decode(mem::Addr addr) const;
   // decode(addr).channel alone.
   int channel_of(mem::Addr addr) const {
+    if (mixed_radix_) return decode(addr).channel;
     mem::Addr ch = 0;
     for (int i = 0; i < n_channel_slices_; ++i) {
       const Slice& s = slices_[channel_slices_[i]];
@@ -52,15 +55,20 @@ class AddressMapping {
   enum Field : int { kCh, kRa, kBg, kBa, kRo, kCo, kFields };
   struct Slice {
     int field;
-    int shift;  // position in the address
+    int shift;  // position in the address (power-of-two mappings)
     int bits;
-    int field_shift;  // position inside the field's value (column is split in two)
+    int field_shift;         // position inside the field's value (column is split in two)
+    std::int64_t radix = 0;  // a channel count that is no power of two (then bits = 0)
   };
+  DramAddress from_fields(const std::int64_t* v) const;
   std::string scheme_;
   std::array<Slice, 8> slices_{};
   int n_slices_ = 0;
   std::array<int, 8> channel_slices_{};  // indices of the channel's slices in slices_
   int n_channel_slices_ = 0;
+  // Channels not a power of two (3, 6, 12): the slices are digits of a mixed-radix number,
+  // the channel one the remainder modulo the channel count (modulo interleaving).
+  bool mixed_radix_ = false;
   int offset_bits_ = 0;
   int bankgroups_, banks_per_group_, ranks_, channels_;
   bool xor_hash_;

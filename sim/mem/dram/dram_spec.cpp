@@ -151,8 +151,8 @@ void validate(const DramSpec& s, const JsonView& where) {
   auto need = [&](bool ok, const std::string& what) {
     if (!ok) where.fail(what);
   };
-  for (auto [name, v] : {std::pair<const char*, std::int64_t>{"channels", o.channels},
-                         {"pseudo_channels", o.pseudo_channels},
+  // Any channel count: one that is no power of two interleaves by modulo (AddressMapping).
+  for (auto [name, v] : {std::pair<const char*, std::int64_t>{"pseudo_channels", o.pseudo_channels},
                          {"ranks", o.ranks},
                          {"bankgroups", o.bankgroups},
                          {"banks_per_group", o.banks_per_group},
