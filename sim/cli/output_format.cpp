@@ -13,7 +13,12 @@ void add_output_flags(CLI::App* command, OutputFormat& format, bool with_csv) {
 }
 
 void print_result(const OutputFormat& format, const nlohmann::json& json, const Table& table) {
-  std::string text = format.json ? json.dump(2) + "\n" : format.csv ? table.to_csv() : table.to_text();
+  // Names taken from the command line or file names may not be UTF-8; they are printed with
+  // U+FFFD rather than letting dump() throw (json type_error 316) after the work is done.
+  std::string text = format.json
+                         ? json.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"
+                     : format.csv ? table.to_csv()
+                                  : table.to_text();
   std::fwrite(text.data(), 1, text.size(), stdout);
 }
 

@@ -81,8 +81,16 @@ std::string describe_json(const nlohmann::json& v) {
   if (v.is_object()) return "an object";
   if (v.is_array()) return "an array";
   if (v.is_null()) return "null";
-  std::string s = v.dump();
-  if (s.size() > 40) s = s.substr(0, 37) + "...";
+  // Strings that did not come through the parser (--set values, file names) may hold bytes
+  // that are not UTF-8; dump() would throw json type_error 316 for them, so they are shown
+  // replaced by U+FFFD instead (the message itself must still be made).
+  std::string s = v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  if (s.size() > 40) {
+    std::size_t cut = 37;
+    // Cut before a UTF-8 continuation byte, never inside a character.
+    while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;
+    s = s.substr(0, cut) + "...";
+  }
   return s;
 }
 

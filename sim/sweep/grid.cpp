@@ -55,6 +55,13 @@ nlohmann::json parse_value(std::string_view text, std::string_view option) {
   if (auto bytes = parse_bytes(text)) return *bytes;
   if (text.front() == '-' && parse_bytes(text.substr(1)))
     throw InputError(std::string(option), "", fmt::format("a size >= 0, got {}", text));
+  // The value is written into the result rows; JSON text is UTF-8 (RFC 8259, section 8.1)
+  // and dump() would throw json type_error 316 once the sweep has run.
+  try {
+    (void)nlohmann::json(std::string(text)).dump();
+  } catch (const nlohmann::json::type_error&) {
+    throw InputError(std::string(option), "", "a value in UTF-8, got bytes that are not");
+  }
   return std::string(text);
 }
 

@@ -316,6 +316,20 @@ std::vector<Case> cases() {
        R"({"layers": {"fc1": "forward"}})",
        mixed,
        {"x.json", "default"}},
+      // --set values are not parsed JSON: bytes that are not UTF-8 reached nlohmann's dump()
+      // and ended in std::terminate (found by fuzz_sweep_set; dash's printf writes the byte).
+      {"--set size that is not UTF-8",
+       "",
+       "",
+       "simulate --trace " + kTrace +
+           R"sh( --machine xeon-8380-ddr4 --ordering eager --set "caches.LLC.size=$(printf '48M\240')")sh",
+       {"xeon-8380-ddr4.json", "caches.levels[2].size", "48M"}},
+      {"sweep: --set value that is not UTF-8",
+       "",
+       "",
+       "sweep --trace " + kTrace +
+           R"sh( --machine xeon-8380-ddr4 --set "name=$(printf 'a\240'),b" -q)sh",
+       {"--set name=", "a value in UTF-8"}},
       {"sweep: --set without =",
        "",
        "",
