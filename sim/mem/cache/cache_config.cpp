@@ -24,8 +24,8 @@ std::string choices(const std::vector<std::string>& names) {
 LevelConfig parse_level(const JsonView& j, std::size_t index, Tick default_period) {
   j.require_object();
   j.reject_unknown_keys({"name", "size", "assoc", "line", "policy", "latency_cycles", "shared",
-                         "mshrs", "ports", "write_policy", "write_allocate", "inclusion", "clock",
-                         "seed"});
+                         "mshrs", "ports", "write_policy", "write_allocate", "write_validate",
+                         "inclusion", "clock", "seed"});
   LevelConfig c;
   c.json_path = j.path();
   c.name = j.at("name").as_nonempty_string();
@@ -66,6 +66,7 @@ LevelConfig parse_level(const JsonView& j, std::size_t index, Tick default_perio
       v->fail_got("\"write-back\" or \"write-through\"");
   }
   c.write_allocate = j.get_bool("write_allocate", true);
+  c.write_validate = j.get_bool("write_validate", false);
   if (auto v = j.find("inclusion")) {
     std::string s = v->as_string();
     if (s == "inclusive")

@@ -13,6 +13,9 @@
 //       "ports": 1,                         optional: lines accepted per cycle
 //       "write_policy": "write-back",       optional: write-back | write-through
 //       "write_allocate": true,             optional
+//       "write_validate": false,            optional: a write miss covering the whole line
+//                                           allocates it without reading it from below
+//                                           (GPU L2 sectors; NVIDIA L2 keeps byte masks)
 //       "inclusion": "non-inclusive",       optional: inclusive | exclusive | non-inclusive,
 //                                           relative to the levels above (not for the first)
 //       "clock": "3GHz",                    optional, default the hierarchy's clock
@@ -49,6 +52,7 @@ struct LevelConfig {
   std::int64_t ports = 1;
   WritePolicy write_policy = WritePolicy::WriteBack;
   bool write_allocate = true;
+  bool write_validate = false;
   Inclusion inclusion = Inclusion::NonInclusive;
   Tick clock_period = 1000;  // ps
   std::uint64_t seed = 1;

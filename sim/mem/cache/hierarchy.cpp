@@ -91,7 +91,7 @@ Tick Hierarchy::port_occupancy(int level) const {
 }
 
 int Hierarchy::access(int core, Addr addr, AccessKind kind) {
-  return access_unit(core, addr >> shift_, kind);
+  return access_unit(core, addr >> shift_, kind, false);  // the extent is unknown: partial
 }
 
 RangeResult Hierarchy::access_range(int core, Addr addr, std::uint64_t bytes, AccessKind kind) {
@@ -105,15 +105,16 @@ RangeResult Hierarchy::access_range(int core, Addr addr, std::uint64_t bytes, Ac
   const bool fast = kind != AccessKind::StreamingWrite && levels_[0].write_back;
   const bool write = kind == AccessKind::Write;
   for (std::uint64_t u = first; u <= last; ++u) {
+    const bool whole = (u << shift_) >= addr && ((u + 1) << shift_) <= addr + bytes;
     if (fast && l1.lookup(u, write)) {
       ++r.served[0];
       continue;
     }
     int served;
     if (!fast) {
-      served = access_unit(core, u, kind);
+      served = access_unit(core, u, kind, whole);
     } else if (write) {
-      served = write_after_miss(0, core, u);
+      served = write_after_miss(0, core, u, whole);
     } else {
       bool dirty = false;
       served = read_after_miss(0, core, u, dirty);
@@ -123,14 +124,14 @@ RangeResult Hierarchy::access_range(int core, Addr addr, std::uint64_t bytes, Ac
   return r;
 }
 
-int Hierarchy::access_unit(int core, std::uint64_t unit, AccessKind kind) {
+int Hierarchy::access_unit(int core, std::uint64_t unit, AccessKind kind, bool whole) {
   switch (kind) {
     case AccessKind::Read: {
       bool dirty = false;
       return read_from(0, core, unit, dirty);
     }
     case AccessKind::Write:
-      return write_at(0, core, unit);
+      return write_at(0, core, unit, whole);
     case AccessKind::StreamingWrite:
       streaming_write(core, unit);
       return levels();
@@ -166,8 +167,10 @@ int Hierarchy::read_after_miss(int k, int core, std::uint64_t unit, bool& dirty)
 }
 
 // Demand write at `level`: write-back levels keep the data dirty; write-through levels pass
-// the write down; write-allocate levels fetch the line first (read for ownership).
-int Hierarchy::write_at(int k, int core, std::uint64_t unit) {
+// the write down; write-allocate levels fetch the line first (read for ownership), except
+// write-validate levels when the write covers the whole unit (nothing of the old data
+// survives, so nothing is read).
+int Hierarchy::write_at(int k, int core, std::uint64_t unit, bool whole) {
   if (k == levels()) {
     memory_request(core, unit, true, true);
     return k;
@@ -175,20 +178,25 @@ int Hierarchy::write_at(int k, int core, std::uint64_t unit) {
   Level& level = levels_[static_cast<std::size_t>(k)];
   Cache& c = instance(k, core);
   if (c.lookup(unit, level.write_back)) {
-    if (!level.write_back) write_at(k + 1, core, unit);
+    if (!level.write_back) write_at(k + 1, core, unit, whole);
     return k;
   }
-  return write_after_miss(k, core, unit);
+  return write_after_miss(k, core, unit, whole);
 }
 
 // The rest of write_at once `level` missed (its lookup already counted).
-int Hierarchy::write_after_miss(int k, int core, std::uint64_t unit) {
+int Hierarchy::write_after_miss(int k, int core, std::uint64_t unit, bool whole) {
   Level& level = levels_[static_cast<std::size_t>(k)];
-  if (!level.write_allocate || level.exclusive) return write_at(k + 1, core, unit);
+  if (!level.write_allocate || level.exclusive) return write_at(k + 1, core, unit, whole);
+  if (whole && level.config.write_validate) {
+    fill(k, core, unit, level.write_back);
+    if (!level.write_back) write_at(k + 1, core, unit, whole);
+    return k;
+  }
   bool dirty = false;
   int served = read_from(k + 1, core, unit, dirty);
   fill(k, core, unit, dirty || level.write_back);
-  if (!level.write_back) write_at(k + 1, core, unit);
+  if (!level.write_back) write_at(k + 1, core, unit, whole);
   return served;
 }
 

@@ -28,6 +28,8 @@
 //     path (issue stalls until one frees), is sent to memory miss_issue_latency() after its
 //     issue, and completes when memory answers. The callback runs (as an event, priority
 //     Response) once every unit of the range has completed, with the finish time.
+//     A write covers whole units except possibly the first and the last of its range
+//     (write-validate levels fetch only those).
 //     The replacement state is updated when a unit issues (not when its data returns), so a
 //     later access to a line whose fill is in flight counts as a hit at hit latency.
 //     Dirty writebacks are posted: they use memory bandwidth but delay nobody.
@@ -161,11 +163,12 @@ class Hierarchy {
     Level& l = levels_[static_cast<std::size_t>(level)];
     return l.instances[l.config.shared ? 0 : static_cast<std::size_t>(core)];
   }
-  int access_unit(int core, std::uint64_t unit, AccessKind kind);
+  // whole: the access covers the entire unit (a write-validate level then skips the fetch).
+  int access_unit(int core, std::uint64_t unit, AccessKind kind, bool whole);
   int read_from(int level, int core, std::uint64_t unit, bool& dirty);
   int read_after_miss(int level, int core, std::uint64_t unit, bool& dirty);
-  int write_at(int level, int core, std::uint64_t unit);
-  int write_after_miss(int level, int core, std::uint64_t unit);
+  int write_at(int level, int core, std::uint64_t unit, bool whole);
+  int write_after_miss(int level, int core, std::uint64_t unit, bool whole);
   void fill(int level, int core, std::uint64_t unit, bool dirty);
   void evicted(int level, int core, Victim victim);
   void write_back_into(int level, int core, std::uint64_t unit);

@@ -20,6 +20,9 @@ Hierarchy::Timing::Timing(Hierarchy& h) : h_(h) {
     mshrs_used_.emplace_back(level.instances.size(), 0);
     port_free_.emplace_back(level.instances.size(), 0);
   }
+  // MSHRs track lines of the first level (the line a core's miss asks for); a unit of
+  // block fidelity stands for unit / line of them.
+  line_bytes_ = static_cast<std::uint32_t>(h.levels_[0].config.line_bytes);
 }
 
 void Hierarchy::Timing::attach(EventQueue& queue, mem::MemoryPort& port) {
@@ -59,13 +62,40 @@ std::uint32_t& Hierarchy::Timing::mshrs_used(int level, int core) {
                     [l.config.shared ? 0 : static_cast<std::size_t>(core)];
 }
 
-bool Hierarchy::Timing::mshrs_free(int core) const {
+std::uint32_t Hierarchy::Timing::free_mshr_lines(int core) const {
+  std::uint32_t free = UINT32_MAX;
   for (std::size_t k = 0; k < h_.levels_.size(); ++k) {
     const Level& l = h_.levels_[k];
     std::size_t i = l.config.shared ? 0 : static_cast<std::size_t>(core);
-    if (mshrs_used_[k][i] >= static_cast<std::uint32_t>(l.config.mshrs)) return false;
+    auto total = static_cast<std::uint32_t>(l.config.mshrs);
+    free = std::min(free, mshrs_used_[k][i] >= total ? 0 : total - mshrs_used_[k][i]);
   }
-  return true;
+  return free;
+}
+
+bool Hierarchy::Timing::unsent_lines_of(int core) const {
+  for (std::uint32_t u : unsent_)
+    if (unit_misses_[u].core == core) return true;
+  return false;
+}
+
+bool Hierarchy::Timing::send_piece(std::uint32_t u, Tick when) {
+  UnitMiss& m = unit_misses_[u];
+  std::uint32_t n = std::min(m.lines - m.sent_lines, free_mshr_lines(m.core));
+  if (n == 0) return false;
+  take_mshrs(m.core, static_cast<int>(n));
+  mem::MemRequest piece = m.request;
+  piece.addr += static_cast<std::uint64_t>(m.sent_lines) * line_bytes_;
+  piece.bytes = std::min(n * line_bytes_, m.request.bytes - m.sent_lines * line_bytes_);
+  piece.id = next_id_++;
+  m.sent_lines += n;
+  ++m.pieces_in_flight;
+  waiting_.emplace(piece.id, Miss{m.slot, m.core, n, u});
+  queue_->schedule(when, Priority::Memory, [this, piece] {
+    outgoing_.push_back(piece);
+    pump();
+  });
+  return m.sent_lines == m.lines;
 }
 
 void Hierarchy::Timing::take_mshrs(int core, int delta) {
@@ -81,8 +111,8 @@ Tick Hierarchy::Timing::through_port(int level, int core, Tick arrival) {
   return start;
 }
 
-void Hierarchy::Timing::start(int core, std::uint64_t first, std::uint64_t end, AccessKind kind,
-                              Done done) {
+void Hierarchy::Timing::start(int core, std::uint64_t first, std::uint64_t end, bool whole_first,
+                              bool whole_last, AccessKind kind, Done done) {
   FUSIM_ASSERT(attached(), "Hierarchy::start_range needs attach_memory() first");
   FUSIM_ASSERT(core >= 0 && core < h_.cores_, fmt::format("core {} out of range", core));
   std::uint32_t slot;
@@ -96,8 +126,10 @@ void Hierarchy::Timing::start(int core, std::uint64_t first, std::uint64_t end, 
   Transfer& x = transfers_[slot];
   x = Transfer{};
   x.core = core;
-  x.next = first;
+  x.first = x.next = first;
   x.end = end;
+  x.whole_first = whole_first;
+  x.whole_last = whole_last;
   x.kind = kind;
   x.cursor = x.finish = queue_->now();
   x.active = true;
@@ -111,7 +143,7 @@ void Hierarchy::Timing::advance(std::uint32_t slot) {
   const int n = h_.levels();
   Transfer* x = &transfers_[slot];
   x->parked = false;
-  while (x->next < x->end) {
+  while (x->next < x->end && !x->blocked) {
     const int core = x->core;
     const std::uint64_t unit = x->next;
     Tick t = std::max(x->cursor, now);
@@ -122,8 +154,10 @@ void Hierarchy::Timing::advance(std::uint32_t slot) {
       queue_->schedule(t, Priority::Memory, [this, slot] { advance(slot); });
       return;
     }
+    // A miss needs a free MSHR line, and waits behind lines of earlier misses of its core
+    // that are still waiting for one.
     bool may_miss = x->kind != AccessKind::StreamingWrite && h_.misses_everywhere(core, unit);
-    if (may_miss && !mshrs_free(core)) {
+    if (may_miss && (free_mshr_lines(core) == 0 || unsent_lines_of(core))) {
       x->cursor = t;
       x->parked = true;
       parked_.push_back(slot);
@@ -133,7 +167,9 @@ void Hierarchy::Timing::advance(std::uint32_t slot) {
     x->cursor = t;
     Captured captured;
     h_.capture_ = &captured;
-    int served = h_.access_unit(core, unit, x->kind);
+    const bool whole =
+        (unit != x->first || x->whole_first) && (unit + 1 != x->end || x->whole_last);
+    int served = h_.access_unit(core, unit, x->kind, whole);
     h_.capture_ = nullptr;
     ++x->next;
     // Walk down the levels the unit reached, queueing at each port after the lookups above.
@@ -148,19 +184,35 @@ void Hierarchy::Timing::advance(std::uint32_t slot) {
       continue;
     }
     Tick send_at = t + h_.miss_issue_latency() + delay;
-    bool read_miss = false;
-    for (int i = 0; i < captured.count; ++i)
-      read_miss = read_miss || !captured.requests[static_cast<std::size_t>(i)].is_write;
-    if (read_miss) take_mshrs(core, +1);
+    bool read_pending = true;  // the first read is the miss (it holds the MSHRs)
     for (int i = 0; i < captured.count; ++i) {
       mem::MemRequest r = captured.requests[static_cast<std::size_t>(i)];
-      r.id = next_id_++;
-      // Only the read of a miss holds the MSHRs; a direct write (write-around, streaming)
-      // is waited for but holds none.
-      bool holds = !r.is_write && read_miss;
-      if (holds) read_miss = false;
-      waiting_.emplace(r.id, Miss{slot, core, holds});
       ++x->outstanding;
+      if (!r.is_write && read_pending) {
+        read_pending = false;
+        std::uint32_t u;
+        if (!free_unit_misses_.empty()) {
+          u = free_unit_misses_.back();
+          free_unit_misses_.pop_back();
+        } else {
+          u = static_cast<std::uint32_t>(unit_misses_.size());
+          unit_misses_.emplace_back();
+        }
+        UnitMiss& m = unit_misses_[u];
+        m = UnitMiss{};
+        m.slot = slot;
+        m.core = core;
+        m.request = r;
+        m.lines = std::max<std::uint32_t>(1, (r.bytes + line_bytes_ - 1) / line_bytes_);
+        if (!send_piece(u, send_at)) {
+          unsent_.push_back(u);
+          x->blocked = true;
+        }
+        continue;
+      }
+      // A direct write (write-around, streaming) is waited for but holds no MSHR.
+      r.id = next_id_++;
+      waiting_.emplace(r.id, Miss{slot, core, 0, kNoUnit});
       queue_->schedule(send_at, Priority::Memory, [this, r] {
         outgoing_.push_back(r);
         pump();
@@ -196,16 +248,45 @@ void Hierarchy::Timing::on_memory_done(const mem::MemRequest& request, Tick done
                fmt::format("memory completed unknown request id {}", request.id));
   Miss miss = it->second;
   waiting_.erase(it);
-  if (miss.holds_mshrs) take_mshrs(miss.core, -1);
+  if (miss.lines > 0) take_mshrs(miss.core, -static_cast<int>(miss.lines));
   Transfer& x = transfers_[miss.slot];
-  --x.outstanding;
   x.finish = std::max(x.finish, done);
-  maybe_complete(miss.slot);
-  if (miss.holds_mshrs && !parked_.empty()) {
-    std::vector<std::uint32_t> resume;
-    resume.swap(parked_);
-    for (std::uint32_t slot : resume) advance(slot);
+  bool unit_done = true;
+  if (miss.unit != kNoUnit) {
+    UnitMiss& m = unit_misses_[miss.unit];
+    --m.pieces_in_flight;
+    unit_done = m.pieces_in_flight == 0 && m.sent_lines == m.lines;
+    if (unit_done) free_unit_misses_.push_back(miss.unit);
   }
+  if (unit_done) {
+    --x.outstanding;
+    maybe_complete(miss.slot);
+  }
+  if (miss.lines > 0) resume_after_free();
+}
+
+void Hierarchy::Timing::resume_after_free() {
+  // Lines already waiting go first, each sent a miss-issue latency after the MSHR frees (its
+  // lookups run again, as a parked line miss does); then the ranges they held up, then
+  // the ranges parked at a miss.
+  std::vector<std::uint32_t> resume;
+  const Tick send_at = queue_->now() + h_.miss_issue_latency();
+  // Oldest first; a unit whose core has no MSHR line free does not hold up other cores'.
+  for (auto it = unsent_.begin(); it != unsent_.end();) {
+    std::uint32_t u = *it;
+    if (!send_piece(u, send_at)) {
+      ++it;
+      continue;
+    }
+    it = unsent_.erase(it);
+    transfers_[unit_misses_[u].slot].blocked = false;
+    resume.push_back(unit_misses_[u].slot);
+  }
+  if (!parked_.empty()) {
+    resume.insert(resume.end(), parked_.begin(), parked_.end());
+    parked_.clear();
+  }
+  for (std::uint32_t slot : resume) advance(slot);
 }
 
 bool Hierarchy::Timing::busy() const {
@@ -232,7 +313,10 @@ std::string Hierarchy::Timing::describe() const {
     const Transfer& x = transfers_[i];
     if (!x.active) continue;
     s += fmt::format("range {}: core {}, {} units left, {} outstanding{}\n", i, x.core,
-                     x.end - x.next, x.outstanding, x.parked ? ", stalled on MSHRs" : "");
+                     x.end - x.next, x.outstanding,
+                     x.parked    ? ", stalled on MSHRs"
+                     : x.blocked ? ", a unit's lines waiting for MSHRs"
+                                 : "");
   }
   return s;
 }
@@ -244,7 +328,9 @@ void Hierarchy::attach_memory(EventQueue& queue, mem::MemoryPort& port) {
 void Hierarchy::start_range(int core, Addr addr, std::uint64_t bytes, AccessKind kind, Done done) {
   std::uint64_t first = addr >> shift_;
   std::uint64_t end = bytes == 0 ? first : ((addr + bytes - 1) >> shift_) + 1;
-  timing_->start(core, first, end, kind, std::move(done));
+  const std::uint64_t mask = unit_bytes() - 1;
+  timing_->start(core, first, end, (addr & mask) == 0, ((addr + bytes) & mask) == 0, kind,
+                 std::move(done));
 }
 
 bool Hierarchy::busy() const {

@@ -17,32 +17,56 @@ class Hierarchy::Timing {
   bool attached() const { return queue_ != nullptr; }
   // A request not waited for (writebacks, sync-path misses): sent when the port accepts.
   void post(const mem::MemRequest& request);
-  void start(int core, std::uint64_t first, std::uint64_t end, AccessKind kind, Done done);
+  // Units [first, end); whole_first / whole_last: the range covers that end unit entirely.
+  void start(int core, std::uint64_t first, std::uint64_t end, bool whole_first, bool whole_last,
+             AccessKind kind, Done done);
   bool busy() const;
   std::string describe() const;
 
  private:
   struct Transfer {
     int core = 0;
-    std::uint64_t next = 0, end = 0;
+    std::uint64_t first = 0, next = 0, end = 0;
+    bool whole_first = true, whole_last = true;
     AccessKind kind = AccessKind::Read;
     Tick cursor = 0, finish = 0;
     std::uint32_t outstanding = 0;
-    bool active = false, parked = false, completing = false;
+    // blocked: its last missing unit still has lines waiting for MSHRs (issue is in order,
+    // so nothing after that unit issues before they are sent).
+    bool active = false, parked = false, completing = false, blocked = false;
     Done done;
   };
+  static constexpr std::uint32_t kNoUnit = UINT32_MAX;
+  // The read of a unit that missed every level. MSHRs count lines: a block-fidelity unit
+  // of k lines needs k of them, like the k line misses it stands for, so it is sent to
+  // memory in pieces of at most the free MSHR lines (in line fidelity k = 1, one piece).
+  struct UnitMiss {
+    std::uint32_t slot = 0;
+    int core = 0;
+    mem::MemRequest request;  // the whole unit; pieces are sent from `sent_lines` on
+    std::uint32_t lines = 0, sent_lines = 0, pieces_in_flight = 0;
+  };
+  // A request in flight: a piece of a UnitMiss (holding `lines` MSHR lines), or a direct
+  // write of a range (unit == kNoUnit, lines == 0).
   struct Miss {
     std::uint32_t slot;
     int core;
-    bool holds_mshrs;
+    std::uint32_t lines;
+    std::uint32_t unit;
   };
 
   void advance(std::uint32_t slot);
   void maybe_complete(std::uint32_t slot);
   void on_memory_done(const mem::MemRequest& request, Tick done);
   void pump();
-  bool mshrs_free(int core) const;
+  // MSHR lines free for a new miss of `core`: the least over the levels on its path.
+  std::uint32_t free_mshr_lines(int core) const;
   void take_mshrs(int core, int delta);
+  bool unsent_lines_of(int core) const;
+  // Sends the next piece of unit miss `u` at `when` if an MSHR line is free; true when every
+  // line of the unit has been sent.
+  bool send_piece(std::uint32_t u, Tick when);
+  void resume_after_free();
   std::uint32_t& mshrs_used(int level, int core);
   // Queues at level k's port for a unit arriving at `arrival`; returns when it gets in.
   Tick through_port(int level, int core, Tick arrival);
@@ -58,6 +82,10 @@ class Hierarchy::Timing {
   std::vector<std::vector<std::uint32_t>> mshrs_used_;  // [level][instance]
   std::vector<std::vector<Tick>> port_free_;            // [level][instance]
   std::unordered_map<std::uint64_t, Miss> waiting_;     // request id -> range waiting for it
+  std::vector<UnitMiss> unit_misses_;
+  std::vector<std::uint32_t> free_unit_misses_;
+  std::deque<std::uint32_t> unsent_;  // unit misses with lines not yet sent, oldest first
+  std::uint32_t line_bytes_ = 64;
   std::uint64_t next_id_ = 1;
   std::uint64_t posted_in_flight_ = 0;
 };
