@@ -11,12 +11,6 @@
 namespace fusim::exec {
 
 namespace {
-bool is_zero_size(const nlohmann::json& v) {
-  if (v.is_number_integer()) return v.get<std::int64_t>() == 0;
-  if (v.is_string()) return parse_bytes(v.get<std::string>()) == std::int64_t{0};
-  return false;
-}
-
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
   return (a + b - 1) / b;
 }
@@ -36,6 +30,25 @@ std::pair<std::int64_t, std::int64_t> chunk_slice(std::int64_t total, int chunk,
   return {lo, hi};
 }
 
+// Offsets in [0, total) of part `part` of `parts` of the range [addr, addr + total), cut at
+// absolute multiples of `unit`: no unit is shared by two parts (chunks or cores), so each
+// is looked up once and only the range's own first and last units can be partial. (Tensors
+// are 512 B aligned: cut relative to the range, a 4 KiB block fidelity unit would straddle
+// every cut.)
+std::pair<std::int64_t, std::int64_t> aligned_slice(std::uint64_t addr, std::int64_t total,
+                                                    std::int64_t part, std::int64_t parts,
+                                                    std::int64_t unit) {
+  const std::int64_t head = static_cast<std::int64_t>(addr % static_cast<std::uint64_t>(unit));
+  // Whole units from the boundary at or below addr to the one at or above its end.
+  const std::int64_t span = ceil_div(head + total, unit) * unit;
+  auto cut = [&](std::int64_t p) {
+    if (p == 0) return std::int64_t{0};
+    if (p == parts) return total;
+    return std::clamp(span * p / parts / unit * unit - head, std::int64_t{0}, total);
+  };
+  return {cut(part), cut(part + 1)};
+}
+
 // Bytes a pass streams through the hierarchy: every range once (re-reads are analytic).
 std::int64_t first_read_bytes(const compute::ProgramPass& pass) {
   std::int64_t b = 0;
@@ -43,39 +56,6 @@ std::int64_t first_read_bytes(const compute::ProgramPass& pass) {
   return b;
 }
 }  // namespace
-
-std::unique_ptr<mem::MemoryPort> make_main_memory(const Machine& m, EventQueue& queue) {
-  JsonView d = m.dram();
-  if (d.at("preset").as_string() == "fixed") {
-    d.reject_unknown_keys({"preset", "latency_ns", "bandwidth_gbps"});
-    Tick latency = ns(d.at("latency_ns").as_number_in(0, 1e6));
-    double bw = d.at("bandwidth_gbps").as_number_in(0, 1e6) * 1e9;
-    return std::make_unique<mem::FixedLatencyMemory>(queue, latency, bw);
-  }
-  return dram::make_dram_system(d, queue);
-}
-
-cache::HierarchyConfig hierarchy_config(const Machine& m) {
-  // A level of size 0 is a what-if "without this level" (caches.LLC.size=0): it is left out.
-  nlohmann::json caches = m.document.at("caches");
-  auto& levels = caches.at("levels");
-  nlohmann::json kept = nlohmann::json::array();
-  for (const auto& l : levels)
-    if (!l.is_object() || !l.contains("size") || !is_zero_size(l["size"])) kept.push_back(l);
-  if (kept.empty() && !levels.empty())
-    JsonView(m.document, m.file)
-        .at("caches")
-        .at("levels")
-        .fail("at least one level of non-zero size");
-  levels = kept;
-  return cache::parse_hierarchy_config(JsonView(caches, m.file, "caches"));
-}
-
-void check_memory_sections(const Machine& m) {
-  hierarchy_config(m);
-  EventQueue scratch;
-  make_main_memory(m, scratch);
-}
 
 Simulator::Simulator(const workload::Trace& trace, const schedule::Schedule& schedule,
                      const Machine& machine, const SimOptions& options)
@@ -160,57 +140,6 @@ Simulator::~Simulator() = default;
 
 Simulator::Snapshot Simulator::snapshot() const {
   return {queue_.now(), tap_->total_bytes(), cache_stats()};
-}
-
-cache::HierarchyStats Simulator::cache_stats() const {
-  cache::HierarchyStats st = caches_->stats();
-  for (std::size_t l = 0; l < st.levels.size() && l < reread_stats_.size(); ++l)
-    st.levels[l].total += reread_stats_[l];
-  st.memory.reads += reread_memory_.reads;
-  st.memory.read_bytes += reread_memory_.read_bytes;
-  return st;
-}
-
-int Simulator::reread_level(std::int64_t bytes) const {
-  // The operand was just streamed in by this op's first read; its re-reads hit the first
-  // level that holds it with room for the other operand and the output streaming beside it
-  // (half the level, as the blocking model's residency rule).
-  for (std::size_t l = 0; l < level_bytes_.size(); ++l)
-    if (bytes <= level_bytes_[l] / 2) return static_cast<int>(l);
-  return static_cast<int>(level_bytes_.size());
-}
-
-Tick Simulator::serve_rereads(int id, int level, std::int64_t bytes) {
-  OpState& s = ops_[static_cast<std::size_t>(id)];
-  const auto unit = static_cast<std::int64_t>(caches_->unit_bytes());
-  const auto units = static_cast<std::uint64_t>(ceil_div(bytes, unit));
-  // Stats as the hierarchy would count them: a lookup (miss) at every level above the one
-  // that serves the re-read, a hit there; past the last level, a memory read.
-  for (int l = 0; l < static_cast<int>(reread_stats_.size()); ++l) {
-    if (l > level) break;
-    auto& st = reread_stats_[static_cast<std::size_t>(l)];
-    st.accesses += units;
-    (l == level ? st.hits : st.misses) += units;
-  }
-  const Tick now = queue_.now();
-  if (level < caches_->levels()) {
-    // Hits stream at the first level's port rate of each of the op's cores (the timed
-    // path's issue limit), after one lookup latency down to the serving level.
-    double per_unit = static_cast<double>(caches_->port_occupancy(0)) /
-                      static_cast<double>(std::max<std::size_t>(1, s.cores.size()));
-    return now + caches_->hit_latency(level) +
-           static_cast<Tick>(per_unit * static_cast<double>(units) + 0.5);
-  }
-  reread_memory_.reads += units;
-  reread_memory_.read_bytes += static_cast<std::uint64_t>(bytes);
-  tap_->count_only(s.cores.empty() ? -1 : s.cores.front(), bytes);
-  // Main memory re-reads queue on one shared bandwidth pipe (other re-reads contend; the
-  // controller's own traffic does not see them).
-  if (memory_bytes_per_ps_ <= 0) return now + caches_->miss_issue_latency();
-  Tick start = std::max(now, memory_pipe_free_);
-  memory_pipe_free_ =
-      start + static_cast<Tick>(static_cast<double>(bytes) / memory_bytes_per_ps_ + 0.5);
-  return memory_pipe_free_ + caches_->miss_issue_latency();
 }
 
 int Simulator::ready_lanes_waiting(int except) const {
@@ -325,7 +254,7 @@ void Simulator::issue_chunk(int id, int chunk) {
     // over the operand, interleaved with it) are served analytically by the level that
     // holds the operand: streaming them again would only find it there again, at 10-100x
     // the events.
-    auto [lo, hi] = chunk_slice(r.bytes, chunk, chunks, unit);
+    auto [lo, hi] = aligned_slice(r.addr, r.bytes, chunk, chunks, unit);
     if (r.repeats > 1) {
       auto [rlo, rhi] = chunk_slice(r.bytes * (r.repeats - 1), chunk, chunks, 1);
       if (rhi > rlo)
@@ -333,11 +262,10 @@ void Simulator::issue_chunk(int id, int chunk) {
     }
     if (hi <= lo) continue;
     // Split the slice across the op's cores in whole units.
-    std::int64_t units_in = ceil_div(hi - lo, unit);
+    const std::uint64_t slice_addr = r.addr + static_cast<std::uint64_t>(lo);
     for (std::int64_t c = 0; c < cores; ++c) {
-      std::int64_t u0 = units_in * c / cores, u1 = units_in * (c + 1) / cores;
-      if (u0 == u1) continue;
-      std::int64_t b0 = u0 * unit, b1 = std::min(hi - lo, u1 * unit);
+      auto [b0, b1] = aligned_slice(slice_addr, hi - lo, c, cores, unit);
+      if (b0 == b1) continue;
       ++outstanding;
       caches_->start_range(s.cores[static_cast<std::size_t>(c)],
                            r.addr + static_cast<std::uint64_t>(lo + b0),

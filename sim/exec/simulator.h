@@ -6,19 +6,12 @@
 
 #include "compute/access_program.h"
 #include "core/event_queue.h"
+#include "exec/machine_memory.h"
 #include "exec/memory_tap.h"
 #include "exec/simulate.h"
 #include "mem/cache/hierarchy.h"
 
 namespace fusim::exec {
-
-// Main memory of a machine: the DRAM controller, or {"preset": "fixed", "latency_ns",
-// "bandwidth_gbps"} (an ideal memory for what-ifs and hand-checkable tests).
-std::unique_ptr<mem::MemoryPort> make_main_memory(const Machine& machine, EventQueue& queue);
-// The hierarchy of a machine; levels of size 0 are left out (what-if "no LLC").
-cache::HierarchyConfig hierarchy_config(const Machine& machine);
-// Checks the caches and dram sections with their own readers (load_machine calls it).
-void check_memory_sections(const Machine& machine);
 
 class Simulator {
  public:

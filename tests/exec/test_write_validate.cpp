@@ -1,0 +1,91 @@
+// GPU caches are write-validate: a store covering a whole line allocates it without reading
+// DRAM (sectored lines with byte masks); CPUs read the line for ownership first. Counts and
+// times worked out by hand on a 2-level hierarchy (64 B lines, 1 GHz, 1-cycle lookups).
+#include <catch2/catch.hpp>
+
+#include "core/json_view.h"
+#include "exec/machine.h"
+#include "exec/machine_memory.h"
+#include "mem/cache/fixed_memory.h"
+#include "mem/cache/hierarchy.h"
+
+using namespace fusim;
+
+namespace {
+cache::HierarchyConfig two_levels(bool write_validate) {
+  nlohmann::json doc = {{"clock", "1GHz"},
+                        {"block", "4KiB"},
+                        {"levels",
+                         {{{"name", "L1"},
+                           {"size", "16KiB"},
+                           {"assoc", 4},
+                           {"line", 64},
+                           {"latency_cycles", 1},
+                           {"write_validate", write_validate}},
+                          {{"name", "L2"},
+                           {"size", "64KiB"},
+                           {"assoc", 8},
+                           {"line", 64},
+                           {"latency_cycles", 1},
+                           {"shared", true},
+                           {"write_validate", write_validate}}}}};
+  return cache::parse_hierarchy_config(JsonView(doc, "test.json", "caches"));
+}
+
+std::uint64_t memory_reads(bool write_validate, cache::Fidelity fidelity, mem::Addr addr,
+                           std::uint64_t bytes) {
+  cache::Hierarchy h(two_levels(write_validate), fidelity, 1);
+  h.access_range(0, addr, bytes, cache::AccessKind::Write);
+  return h.stats().memory.reads;
+}
+}  // namespace
+
+TEST_CASE("a write miss covering whole lines reads nothing on a write-validate level") {
+  // 1000 B from 0: lines 0..14 are whole, line 15 (960..1023) is written up to 999 only.
+  CHECK(memory_reads(false, cache::Fidelity::Line, 0, 1000) == 16);  // RFO of every line
+  CHECK(memory_reads(true, cache::Fidelity::Line, 0, 1000) == 1);    // only the partial one
+  CHECK(memory_reads(true, cache::Fidelity::Line, 0, 1024) == 0);
+  // Block fidelity (4 KiB units): 8 KiB from 512 touches units 0, 1, 2; 0 and 2 partial.
+  CHECK(memory_reads(true, cache::Fidelity::Block, 512, 8192) == 2);
+  CHECK(memory_reads(true, cache::Fidelity::Block, 4096, 8192) == 0);
+  CHECK(memory_reads(false, cache::Fidelity::Block, 4096, 8192) == 2);
+
+  // The lines are allocated dirty: evicting them writes them back (16 KiB L1 + 64 KiB L2
+  // hold 80 KiB; flushing writes the 1024 B once).
+  cache::Hierarchy h(two_levels(true), cache::Fidelity::Line, 1);
+  h.access_range(0, 0, 1024, cache::AccessKind::Write);
+  auto st = h.stats();
+  CHECK(st.levels[0].total.misses == 16);
+  CHECK(st.levels[1].total.accesses == 0);  // L1 allocated them; nothing reached L2
+  h.flush();
+  CHECK(h.stats().memory.write_bytes == 1024);
+}
+
+TEST_CASE("a write-validate miss completes at first-level latency, without memory") {
+  // Two whole lines issue at 0 and 1 ns (one port, 1 cycle each) and complete 1 ns later.
+  // Without write-validate each goes to memory: sent after the L1 and L2 lookups (2 ns),
+  // answered 100 ns later: the second completes at 1 + 2 + 100 = 103 ns.
+  for (bool validate : {true, false}) {
+    EventQueue queue;
+    mem::FixedLatencyMemory memory(queue, ns(100), 0);
+    cache::Hierarchy h(two_levels(validate), cache::Fidelity::Line, 1);
+    h.attach_memory(queue, memory);
+    Tick finish = -1;
+    h.start_range(0, 0, 128, cache::AccessKind::Write, [&](Tick t) { finish = t; });
+    queue.run();
+    INFO("write_validate " << validate);
+    CHECK(finish == (validate ? ns(2) : ns(103)));
+    CHECK(memory.stats().reads == (validate ? 0u : 2u));
+  }
+}
+
+TEST_CASE("GPU machines get write-validate caches unless a level says otherwise") {
+  auto gpu = exec::hierarchy_config(exec::load_machine("a100-sxm4-80gb", {}));
+  for (const auto& level : gpu.levels) CHECK(level.write_validate);
+  auto cpu = exec::hierarchy_config(exec::load_machine("xeon-8380-ddr4", {}));
+  for (const auto& level : cpu.levels) CHECK_FALSE(level.write_validate);
+  auto off = exec::hierarchy_config(
+      exec::load_machine("a100-sxm4-80gb", {{"caches.L2.write_validate", "false"}}));
+  CHECK(off.levels[0].write_validate);
+  CHECK_FALSE(off.levels[1].write_validate);
+}
