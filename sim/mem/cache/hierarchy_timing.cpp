@@ -156,8 +156,9 @@ void Hierarchy::Timing::advance(std::uint32_t slot) {
     }
     // A miss needs a free MSHR line, and waits behind lines of earlier misses of its core
     // that are still waiting for one.
-    bool may_miss = x->kind != AccessKind::StreamingWrite && h_.misses_everywhere(core, unit);
-    if (may_miss && (free_mshr_lines(core) == 0 || unsent_lines_of(core))) {
+    // (The tag check of every level runs only when MSHRs are short: it is 6% of a block run.)
+    if ((free_mshr_lines(core) == 0 || unsent_lines_of(core)) &&
+        x->kind != AccessKind::StreamingWrite && h_.misses_everywhere(core, unit)) {
       x->cursor = t;
       x->parked = true;
       parked_.push_back(slot);
