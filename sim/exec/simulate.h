@@ -23,7 +23,13 @@
 //    (double buffering), so compute and memory overlap and the slower one sets the pace.
 //    Concurrent ops (another stream or core group) contend in the shared cache level, in
 //    the MSHRs of shared levels and in the DRAM controller.
-//  - Cache contents persist across ops and steps.
+//  - Cache contents persist across ops and steps. GPU cache levels are write-validate (a
+//    store covering a whole line reads nothing from DRAM; machine_memory.h), CPU levels
+//    read for ownership.
+//  - Fidelity: line (every 64 B line) or block (e.g. 4 KiB units, for sweeps); a block miss
+//    takes the MSHRs of the lines it covers (sim/mem/cache/hierarchy.h), and chunks and
+//    cores are cut at whole units, so both describe the same machine (tests/exec/
+//    test_fidelity.cpp states the measured agreement).
 // Steps. Step s lasts from the start of its first forward op (in issue order) to the start
 // of step s+1's first forward op; the first `warmup_steps` are excluded, and so is the last
 // step when nothing follows it (forward-fused: the final flush of pending updates), and

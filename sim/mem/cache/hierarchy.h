@@ -26,12 +26,15 @@
 //     hit_latency(s) after its issue (the sum of latency_cycles of levels 0..s, each in its
 //     own clock); a unit missing everywhere needs a free MSHR at every level instance on its
 //     path (issue stalls until one frees), is sent to memory miss_issue_latency() after its
-//     issue, and completes when memory answers. The callback runs (as an event, priority
-//     Response) once every unit of the range has completed, with the finish time.
-//     A write covers whole units except possibly the first and the last of its range
-//     (write-validate levels fetch only those).
-//     The replacement state is updated when a unit issues (not when its data returns), so a
-//     later access to a line whose fill is in flight counts as a hit at hit latency.
+//     issue, and completes when memory answers. MSHRs count first-level lines: a block unit
+//     of k lines takes k, so it goes to memory in pieces of at most the free lines, each
+//     piece sent miss_issue_latency() after lines free and holding them until it is
+//     answered (block and line fidelity have the same memory-level parallelism); later
+//     units of its range wait until its last piece is sent. The callback runs (as an event,
+//     priority Response) once every unit of the range has completed, with the finish time. A write
+//     covers whole units except possibly the first and the last of its range (write-validate levels
+//     fetch only those). The replacement state is updated when a unit issues (not when its data
+//     returns), so a later access to a line whose fill is in flight counts as a hit at hit latency.
 //     Dirty writebacks are posted: they use memory bandwidth but delay nobody.
 //
 // Per-level stats sum the instances; per-core stats of private levels are kept too.
