@@ -23,11 +23,11 @@ struct RunResult {
   std::string executor;  // "sim", "cpu", "cuda"
   std::string ordering, optimizer, impl;
   int steps_measured = 0;
-  Tick step_time = 0;             // median of the measured (steady-state) steps
-  std::vector<Tick> step_times;   // each measured step
+  Tick step_time = 0;                         // median of the measured (steady-state) steps
+  std::vector<Tick> step_times;               // each measured step
   Tick step_time_p25 = 0, step_time_p75 = 0;  // spread of the measured steps
-  std::int64_t dram_bytes = -1;   // per steady-state step; -1 where not known
-  double llc_hit_rate = -1;       // -1 where not known
+  std::int64_t dram_bytes = -1;               // per steady-state step; -1 where not known
+  double llc_hit_rate = -1;                   // -1 where not known
   std::int64_t peak_memory_bytes = 0;
   std::vector<OpTiming> per_op;
 };
