@@ -22,7 +22,7 @@ namespace {
 
 struct ValidateCmdOptions {
   std::string trace, machine, fidelity = "block";
-  int sim_steps = 3;
+  int sim_steps = 4;  // as simulate: forward-fused's measured step is past its first updates
   BackendCmdOptions backend;
   OutputFormat format;
 };

@@ -21,7 +21,8 @@ struct SimSweepOptions {
   std::string impl = "foreach";    // optimizer implementation: loop | foreach | fused
   std::string fidelity = "block";  // block | line (sim/mem/cache/hierarchy.h)
   std::int64_t batch = 32;         // zoo networks when batch= is not swept
-  int steps = 3;                   // simulated steps: warm-up, measured, and one more so
+  int steps = 4;                   // simulated steps: warm-up, forward-fused's first updates,
+                                   // the measured step, and one more so that
   int warmup_steps = 1;            // forward-fused's final flush is outside the measurement
 };
 
