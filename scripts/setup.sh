@@ -8,8 +8,10 @@ packages=(
   libtorch-dev python3-torch python3-torchvision python3-matplotlib
   # Debian's libtorch links the generic libblas.so.3 (BLAS_INFO=generic); without an
   # optimized provider that is netlib's reference BLAS (1.6 GFLOP/s on a 256x512x512 GEMM
-  # here). OpenBLAS registers itself as the libblas.so.3 alternative: 32 GFLOP/s.
-  libopenblas0-pthread
+  # here). OpenBLAS registers itself as the libblas.so.3 alternative: 32 GFLOP/s. The
+  # OpenMP build shares libtorch's OpenMP threads; the pthread build (if also installed, it
+  # wins the alternative) oversubscribes the cores and tripled measured step times here.
+  libopenblas0-openmp
   libopenmpi-dev openmpi-bin
   clang valgrind
 )

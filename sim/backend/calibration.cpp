@@ -7,6 +7,7 @@
 #include <fstream>
 #include <thread>
 
+#include "backend/host_allocator.h"
 #include "core/error.h"
 #include "core/units.h"
 
@@ -119,6 +120,7 @@ std::vector<MeasuredLevel> find_cache_levels(const std::vector<LatencyPoint>& cu
 }
 
 Calibration calibrate_host(const std::function<void(const std::string&)>& progress) {
+  keep_freed_memory_in_heap();  // as measured runs do (backend/host_allocator.h)
   Calibration c;
   c.cores = int(std::max(1u, std::thread::hardware_concurrency()));
   progress("clock: dependent-add chain");

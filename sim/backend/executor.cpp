@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "backend/device_timer.h"
+#include "backend/host_allocator.h"
 #include "backend/training_state.h"
 #include "core/error.h"
 
@@ -74,6 +75,7 @@ RunReport run_schedules(const workload::Trace& trace,
                     "{}, {}, {}",
                     o.warmup, o.steps, o.block));
   if (o.threads > 0) at::set_num_threads(o.threads);
+  keep_freed_memory_in_heap();
   const bool cuda = o.device == "cuda";
   const at::Device device(cuda ? at::kCUDA : at::kCPU);
   const int needed = schedule_steps_for(o);
