@@ -3,7 +3,6 @@
 // equal-time events are deterministic. Callbacks are typed closures, never void*.
 #include <cstdint>
 #include <functional>
-#include <queue>
 #include <vector>
 
 #include "core/time.h"
@@ -27,7 +26,7 @@ class EventQueue {
   bool empty() const { return heap_.empty(); }
   std::size_t pending() const { return heap_.size(); }
   std::uint64_t executed() const { return executed_; }
-  Tick next_time() const { return heap_.empty() ? kNever : heap_.top().when; }
+  Tick next_time() const { return heap_.empty() ? kNever : heap_.front().when; }
 
   // Scheduling in the past is a bug in the caller.
   void schedule(Tick when, Priority priority, Callback callback);
@@ -42,20 +41,24 @@ class EventQueue {
   void run() { run_until(kNever); }
 
  private:
-  struct Event {
+  // The heap holds small keys only; callbacks live in a slab and never move while queued.
+  // A 4-ary heap of 24-byte items: sift paths are half as long as a binary heap's and a
+  // node's children are contiguous (profiles showed a binary heap of std::function events
+  // at ~30% of a simulate run).
+  struct Item {
     Tick when;
-    std::int8_t priority;
-    std::uint64_t seq;
-    Callback callback;
+    std::uint64_t order;  // priority in the top byte, insertion sequence below
+    std::uint32_t slot;
   };
-  struct Later {
-    bool operator()(const Event& a, const Event& b) const {
-      if (a.when != b.when) return a.when > b.when;
-      if (a.priority != b.priority) return a.priority > b.priority;
-      return a.seq > b.seq;
-    }
-  };
-  std::priority_queue<Event, std::vector<Event>, Later> heap_;
+  static bool before(const Item& a, const Item& b) {
+    return a.when != b.when ? a.when < b.when : a.order < b.order;
+  }
+  void sift_up(std::size_t hole, Item item);
+  void sift_down(Item item);
+
+  std::vector<Item> heap_;
+  std::vector<Callback> slots_;
+  std::vector<std::uint32_t> free_slots_;
   Tick now_ = 0;
   std::uint64_t seq_ = 0, executed_ = 0;
 };
