@@ -13,7 +13,9 @@ packages=(
   # wins the alternative) oversubscribes the cores and tripled measured step times here.
   libopenblas0-openmp
   libopenmpi-dev openmpi-bin
-  clang valgrind
+  # clang's sanitizer and libFuzzer runtimes are only a Recommends of clang (apt here does not
+  # install recommends): without them the reliability build (scripts/reliability.sh) cannot link.
+  clang libclang-rt-14-dev valgrind
 )
 missing=()
 for p in "${packages[@]}"; do
