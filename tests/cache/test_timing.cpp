@@ -1,6 +1,8 @@
 // Timed path: exact latencies of hits at each level and of a miss under a fixed-latency
-// memory, port bandwidth, and MSHR-limited miss throughput; plus the watchdog dump.
+// memory, port bandwidth, and MSHR-limited miss throughput; block writebacks paced by the
+// miss that evicts them; plus the watchdog dump.
 #include <catch2/catch.hpp>
+#include <vector>
 
 #include "core/watchdog.h"
 #include "hierarchy_helpers.h"
@@ -107,6 +109,67 @@ TEST_CASE("dirty writebacks are posted: they use memory but delay no range") {
   CHECK(b.timed(128, 128) == 1000 + 1000 + 100000);  // second line issues at 1 ns
   CHECK(b.memory.stats().writes == 2);
   CHECK_FALSE(b.h.busy());
+}
+
+namespace {
+// Fixed-latency memory that records what reaches it: (send time, address, bytes, write).
+struct Sent {
+  Tick at;
+  Addr addr;
+  std::uint32_t bytes;
+  bool is_write;
+  bool operator==(const Sent& o) const {
+    return at == o.at && addr == o.addr && bytes == o.bytes && is_write == o.is_write;
+  }
+};
+class RecordingMemory final : public mem::MemoryPort {
+ public:
+  RecordingMemory(EventQueue& queue, Tick latency) : queue_(queue), memory_(queue, latency, 0) {}
+  bool will_accept(const mem::MemRequest& r) const override { return memory_.will_accept(r); }
+  void send(const mem::MemRequest& r) override {
+    sent.push_back({queue_.now(), r.addr, r.bytes, r.is_write});
+    memory_.send(r);
+  }
+  void set_completion(Completion c) override { memory_.set_completion(std::move(c)); }
+  std::vector<Sent> sent;
+
+ private:
+  EventQueue& queue_;
+  mem::FixedLatencyMemory memory_;
+};
+}  // namespace
+
+TEST_CASE("a block's dirty victim is written back with the pieces of the miss that evicts it") {
+  // Block fidelity, 1 KiB blocks (16 lines), one 1 GHz level of one block, 1-cycle lookup,
+  // 4 MSHRs (lines); memory 100 ns, unlimited bandwidth. Block 0 is dirty; reading block 1
+  // evicts it. The miss goes out in 4 pieces of 4 lines: at 0 + 1 ns, and each time the
+  // previous piece is back (101, 202, 303 ns) one lookup later (102, 203, 304 ns); the
+  // last is back at 404 ns. Each piece's 4 lines evict 4 lines of block 0: its writeback
+  // leaves as 4 x 256 B when the piece issues (0, 101, 202, 303 ns), as the line writebacks
+  // of line fidelity would, not as one 1 KiB burst at 0.
+  EventQueue queue;
+  RecordingMemory memory(queue, ns(100));
+  Hierarchy h(config_from(R"({"block":"1KiB","clock":"1GHz","levels":[
+    {"name":"L1","size":"1KiB","assoc":1,"line":64,"latency_cycles":1,"mshrs":4}]})"),
+              Fidelity::Block, 1);
+  h.attach_memory(queue, memory);
+  h.access_range(0, 0, 1024, AccessKind::Write);  // block 0 dirty (its fetch is sent now)
+  queue.run();
+  REQUIRE(memory.sent.size() == 1);
+  memory.sent.clear();
+  const Tick start = queue.now();
+  Tick finish = -1;
+  h.start_range(0, 1024, 1024, AccessKind::Read, [&](Tick f) { finish = f; });
+  queue.run();
+  CHECK(finish - start == ns(404));
+  std::vector<Sent> want;
+  for (Tick k = 0; k < 4; ++k) {
+    want.push_back({start + k * ns(101), static_cast<Addr>(256 * k), 256, true});
+    want.push_back({start + k * ns(101) + ns(1), static_cast<Addr>(1024 + 256 * k), 256, false});
+  }
+  CHECK(memory.sent == want);
+  CHECK(h.stats().memory.write_bytes == 1024);  // counted once, as one block
+  CHECK_FALSE(h.busy());
 }
 
 namespace {

@@ -283,6 +283,11 @@ void Hierarchy::memory_request(int core, std::uint64_t unit, bool is_write, bool
     capture_->requests[static_cast<std::size_t>(capture_->count++)] = request;
     return;
   }
+  if (!demand && capture_ &&
+      capture_->writeback_count < static_cast<int>(capture_->writebacks.size())) {
+    capture_->writebacks[static_cast<std::size_t>(capture_->writeback_count++)] = request;
+    return;
+  }
   timing_->post(request);
 }
 

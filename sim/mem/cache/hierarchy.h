@@ -35,7 +35,12 @@
 //     covers whole units except possibly the first and the last of its range (write-validate levels
 //     fetch only those). The replacement state is updated when a unit issues (not when its data
 //     returns), so a later access to a line whose fill is in flight counts as a hit at hit latency.
-//     Dirty writebacks are posted: they use memory bandwidth but delay nobody.
+//     Dirty writebacks are posted: they use memory bandwidth but delay nobody. A victim
+//     evicted to memory by a unit that misses every level leaves with that unit's pieces,
+//     the same lines of it as the piece has (each line filled evicts one line; in line
+//     fidelity the victim leaves as its miss issues): a 4 KiB block's writeback is not one
+//     burst of 64 lines, which an open-row DRAM controller would serve as row hits that
+//     the 64 separate line writebacks it stands for, interleaved with reads, do not get.
 //
 // Per-level stats sum the instances; per-core stats of private levels are kept too.
 // Not thread-safe; no global state (a sweep builds many hierarchies in one process).
@@ -155,10 +160,13 @@ class Hierarchy {
     bool exclusive = false, inclusive = false, write_back = true, write_allocate = true;
     Tick port_occupancy = 0;
   };
-  // Memory requests an access made directly (not writebacks), captured by the timed path.
+  // Memory requests an access made, captured by the timed path: its own (demand) requests,
+  // and the writebacks of the dirty victims it evicted to memory (at most one per level).
   struct Captured {
     std::array<mem::MemRequest, 2 * kMaxLevels> requests;
     int count = 0;
+    std::array<mem::MemRequest, kMaxLevels> writebacks;
+    int writeback_count = 0;
   };
   class Timing;
 

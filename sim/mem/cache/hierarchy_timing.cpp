@@ -88,6 +88,15 @@ bool Hierarchy::Timing::send_piece(std::uint32_t u, Tick when) {
   piece.addr += static_cast<std::uint64_t>(m.sent_lines) * line_bytes_;
   piece.bytes = std::min(n * line_bytes_, m.request.bytes - m.sent_lines * line_bytes_);
   piece.id = next_id_++;
+  // The same lines of each victim leave now, as the piece's lines issue (in line fidelity
+  // a line miss posts its victim's writeback when it issues): a block's writeback reaches
+  // memory spread over its fill like the line writebacks it stands for, not as one burst.
+  for (int i = 0; i < m.writeback_count; ++i) {
+    mem::MemRequest wb = m.writebacks[static_cast<std::size_t>(i)];
+    wb.addr += static_cast<std::uint64_t>(m.sent_lines) * line_bytes_;
+    wb.bytes = std::min(n * line_bytes_, wb.bytes - m.sent_lines * line_bytes_);
+    post(wb);
+  }
   m.sent_lines += n;
   ++m.pieces_in_flight;
   waiting_.emplace(piece.id, Miss{m.slot, m.core, n, u});
@@ -180,6 +189,12 @@ void Hierarchy::Timing::advance(std::uint32_t slot) {
       Tick arrival = t + h_.path_latency_[static_cast<std::size_t>(k - 1)] + delay;
       delay += through_port(k, core, arrival) - arrival;
     }
+    bool has_read = false;
+    for (int i = 0; i < captured.count; ++i)
+      has_read = has_read || !captured.requests[static_cast<std::size_t>(i)].is_write;
+    if (!has_read)  // no fill to pace them: the victims leave at once
+      for (int i = 0; i < captured.writeback_count; ++i)
+        post(captured.writebacks[static_cast<std::size_t>(i)]);
     if (captured.count == 0) {
       x->finish = std::max(x->finish, t + h_.hit_latency(deepest) + delay);
       continue;
@@ -205,6 +220,8 @@ void Hierarchy::Timing::advance(std::uint32_t slot) {
         m.core = core;
         m.request = r;
         m.lines = std::max<std::uint32_t>(1, (r.bytes + line_bytes_ - 1) / line_bytes_);
+        m.writebacks = captured.writebacks;
+        m.writeback_count = captured.writeback_count;
         if (!send_piece(u, send_at)) {
           unsent_.push_back(u);
           x->blocked = true;

@@ -40,11 +40,15 @@ class Hierarchy::Timing {
   // The read of a unit that missed every level. MSHRs count lines: a block-fidelity unit
   // of k lines needs k of them, like the k line misses it stands for, so it is sent to
   // memory in pieces of at most the free MSHR lines (in line fidelity k = 1, one piece).
+  // The dirty victims the unit evicted to memory go with it: each line filled evicts one
+  // line, so a piece of n lines writes back n lines of each victim (see send_piece).
   struct UnitMiss {
     std::uint32_t slot = 0;
     int core = 0;
     mem::MemRequest request;  // the whole unit; pieces are sent from `sent_lines` on
     std::uint32_t lines = 0, sent_lines = 0, pieces_in_flight = 0;
+    std::array<mem::MemRequest, kMaxLevels> writebacks;  // whole victim units
+    int writeback_count = 0;
   };
   // A request in flight: a piece of a UnitMiss (holding `lines` MSHR lines), or a direct
   // write of a range (unit == kNoUnit, lines == 0).
