@@ -68,6 +68,11 @@ class ChannelController {
     if (!decided_) decide();
     return decision_.cycle;
   }
+  // Whether the command next_cycle() announced is a request's column command (RD/WR).
+  bool next_is_column() {
+    if (!decided_) decide();
+    return decision_.entry >= 0 && (decision_.cmd == Command::RD || decision_.cmd == Command::WR);
+  }
   // Issues the command next_cycle() announced.
   ColumnServed issue();
   // Issues the refreshes and policy precharges due before `until` (only while idle).

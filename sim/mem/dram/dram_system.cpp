@@ -87,7 +87,7 @@ void DramSystem::send(const mem::MemRequest& request) {
   }
   ++live_;
   // A request is seen by the controller at the first clock edge at or after it arrives.
-  const Cycle arrival = clock_.next_edge(queue_.now()) / clock_.period();
+  const Cycle arrival = clock_.next_edge(now()) / clock_.period();
   Slot& slot = slots_[token];
   slot.request = request;
   slot.arrival = arrival;
@@ -115,6 +115,7 @@ void DramSystem::send(const mem::MemRequest& request) {
     e.is_write = request.is_write;
     FUSIM_ASSERT(atoms > 1 || channels_[a.channel]->has_room(request.is_write),
                  "DramSystem::send without will_accept");
+    if (direct_) touch_direct(a.channel);
     channels_[a.channel]->enqueue(e, /*whole_block=*/atoms > 1);
     ensure_wake(a.channel);
   }
@@ -122,9 +123,25 @@ void DramSystem::send(const mem::MemRequest& request) {
 
 void DramSystem::ensure_wake(int ch) {
   const Cycle next = channels_[ch]->next_cycle();
+  if (direct_) direct_next_[ch] = next;
   if (next == kNoCycle) return;
-  const Tick at = std::max(clock_.cycles(next), queue_.now());
+  const Tick at = std::max(clock_.cycles(next), now());
   if (at >= wake_at_[ch]) return;
+  if (direct_) {
+    // No event: only its time is kept. The one it supersedes stays due: it is a no-op unless
+    // the channel's wake-up is at that very tick again when it runs, and it bounds run-ahead.
+    if (wake_at_[ch] != kNever) {
+      if (stale_wakes_.size() >= 4096) {  // forget those that are past: only later ones count
+        std::size_t keep = 0;
+        for (const auto& w : stale_wakes_)
+          if (w.first > direct_now_) stale_wakes_[keep++] = w;
+        stale_wakes_.resize(keep);
+      }
+      stale_wakes_.emplace_back(wake_at_[ch], ch);
+    }
+    wake_at_[ch] = at;
+    return;
+  }
   wake_at_[ch] = at;
   queue_.schedule(at, Priority::Memory, [this, ch] { wake(ch); });
 }

@@ -25,6 +25,8 @@
 
 namespace fusim::dram {
 
+struct TraceRequest;
+
 class DramSystem final : public mem::MemoryPort {
  public:
   // `file` names where the spec came from, for scheduler/mapping errors.
@@ -52,6 +54,22 @@ class DramSystem final : public mem::MemoryPort {
   // queue runs dry when nobody waits for completions).
   Tick last_completion() const { return clock_.cycles(last_done_); }
 
+  // Trace replay without an event per step (direct_replay.cpp): sends trace[0..count) as
+  // replay_trace's event-driven feeder would, each at its arrival cycle or, while the
+  // queue it needs is full, at the first column command after the refusal, and issues the
+  // commands in between channel by channel. Leaves the queue holding exactly the events the
+  // event-driven replay holds after its last send (channel wake-ups, superseded ones too),
+  // so that running it finishes the replay identically. Every channel issues the same
+  // commands at the same cycles and every request completes at the same tick; only the
+  // interleaving of different channels' same-cycle commands seen by an observer may differ.
+  // Requires direct_replay_ok(). Returns the number of requests sent (all of them).
+  std::uint64_t replay_direct(const TraceRequest* trace, std::size_t count, std::uint32_t bytes);
+  // A fresh system (queue empty at tick 0, nothing in flight), no completion or retry
+  // callback.
+  bool direct_replay_ok() const;
+  bool observed() const { return static_cast<bool>(observer_); }
+  int channel_count() const { return static_cast<int>(channels_.size()); }
+
  private:
   struct Slot {
     mem::MemRequest request;
@@ -77,6 +95,10 @@ class DramSystem final : public mem::MemoryPort {
   void ensure_wake(int channel);
   void served(const ColumnServed& s);
   void complete(std::uint32_t token);
+  Tick now() const { return direct_ ? direct_now_ : queue_.now(); }
+  void issue_direct(int channel);
+  void touch_direct(int channel);
+  void begin_action(Cycle at);
 
   DramSpec spec_;
   EventQueue& queue_;
@@ -96,6 +118,15 @@ class DramSystem final : public mem::MemoryPort {
   mutable BlockPlan plan_;
   mutable std::vector<std::uint32_t> channel_atoms_;  // plan() scratch, zero between calls
   CommandObserver observer_;
+  // replay_direct's state: the feeder's tick, each channel's next command cycle, and the
+  // times of superseded wake-up events the event-driven replay would still hold.
+  bool direct_ = false;
+  Tick direct_now_ = 0;
+  std::vector<Cycle> direct_next_;
+  std::vector<std::pair<Tick, int>> stale_wakes_;  // (tick, channel)
+  std::uint64_t direct_action_ = 0;                // feeder actions so far
+  Cycle direct_cycle_ = 0;              // the current action's cycle (direct_now_ in cycles)
+  std::vector<std::uint64_t> touched_;  // per channel: the last action that touched it
 };
 
 // Builds the DRAM of a machine from its "dram" object ({"preset": name-or-path, ...}).

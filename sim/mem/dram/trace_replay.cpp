@@ -41,8 +41,9 @@ std::vector<TraceRequest> read_dramsim3_trace(const std::string& path) {
     if (line.find('\0') != std::string::npos)
       throw InputError(path, where, "a text line, got a NUL byte (binary data?)");
     if (line.size() > 1024)
-      throw InputError(path, where,
-                       fmt::format("a request line of at most 1024 characters, got {}", line.size()));
+      throw InputError(
+          path, where,
+          fmt::format("a request line of at most 1024 characters, got {}", line.size()));
     while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) line.pop_back();
     std::size_t first = line.find_first_not_of(" \t");
     if (first == std::string::npos || line[first] == '#') continue;
@@ -182,9 +183,26 @@ class TraceFeeder {
 
 ReplayResult replay_trace(DramSystem& dram, EventQueue& queue,
                           const std::vector<TraceRequest>& trace, Cycle max_cycles,
-                          std::uint32_t bytes) {
+                          std::uint32_t bytes, ReplayDriver driver) {
   const Tick tck = dram.spec().tCK;
   const DramStats before = dram.stats();
+  const bool direct_ok = max_cycles == kNoCycle && dram.direct_replay_ok();
+  FUSIM_ASSERT(driver != ReplayDriver::Direct || direct_ok,
+               "direct replay asked for a partial trace or a system in use");
+  // Auto keeps an observer's view identical too: with several channels, only the event
+  // order fixes how their same-cycle commands interleave.
+  if (driver == ReplayDriver::Direct || (driver == ReplayDriver::Auto && direct_ok &&
+                                         (!dram.observed() || dram.channel_count() == 1))) {
+    ReplayResult result;
+    result.sent = dram.replay_direct(trace.data(), trace.size(), bytes);
+    queue.run();  // the channels' last wake-ups, as the event-driven replay ends
+    dram.finish();
+    result.stats = dram.stats() - before;
+    const Tick end = std::max(queue.now(), dram.last_completion());
+    result.stats.elapsed = end - before.elapsed;
+    result.cycles = (end + tck - 1) / tck;
+    return result;
+  }
   TraceFeeder feeder(dram, queue, trace, max_cycles, bytes);
   if (queue.now() == 0)
     feeder.feed();

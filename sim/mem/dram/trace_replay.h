@@ -41,11 +41,18 @@ struct ReplayResult {
   Cycle cycles = 0;
   std::uint64_t sent = 0;
 };
+// How replay_trace drives the DRAM: Events = a feeder on the event queue (each arrival and
+// each retry an event); Direct = DramSystem::replay_direct, the same commands at the same
+// cycles without those events (whole traces only: no max_cycles); Auto = Direct where
+// DramSystem::direct_replay_ok(), there is no max_cycles and no command observer sees
+// several channels (whose same-cycle commands only the events put in order), else Events.
+enum class ReplayDriver { Auto, Events, Direct };
+
 // Sends each request at its arrival cycle (or as soon as the controller has room, like
 // DRAMsim3's trace front end), all `bytes` long, and runs until the trace is done or
 // `max_cycles` have passed.
 ReplayResult replay_trace(DramSystem& dram, EventQueue& queue,
                           const std::vector<TraceRequest>& trace, Cycle max_cycles = kNoCycle,
-                          std::uint32_t bytes = 64);
+                          std::uint32_t bytes = 64, ReplayDriver driver = ReplayDriver::Auto);
 
 }  // namespace fusim::dram

@@ -1,0 +1,188 @@
+// The direct replay (DramSystem::replay_direct, no event per arrival, retry or wake-up)
+// against the event-driven one: on every preset, with saturating and sparse traces, reads
+// and writes, every scheduler and row policy, each channel must issue the same commands at
+// the same cycles, and every statistic (latency histograms, so each request's completion
+// tick; refreshes settled at the end; bank open time up to the final tick) must be equal.
+#include <fmt/format.h>
+#include <catch2/catch.hpp>
+
+#include "dram_test_util.h"
+#include "mem/dram/address_mapping.h"
+#include "mem/dram/trace_replay.h"
+
+using namespace fusim;
+using namespace fusim::dram;
+using namespace fusim::dram::testing;
+
+namespace {
+
+struct Replayed {
+  ReplayResult result;
+  std::vector<std::vector<IssuedCommand>> per_channel;
+  Tick final_tick = 0;
+};
+
+Replayed replay(const DramSpec& spec, const std::vector<TraceRequest>& trace, ReplayDriver driver) {
+  EventQueue queue;
+  DramSystem dram(spec, queue);
+  Replayed out;
+  out.per_channel.resize(spec.org.logical_channels());
+  dram.set_command_observer(
+      [&out](const IssuedCommand& c) { out.per_channel[c.channel].push_back(c); });
+  out.result = replay_trace(dram, queue, trace, kNoCycle, 64, driver);
+  out.final_tick = queue.now();
+  return out;
+}
+
+void require_same(const Replayed& a, const Replayed& b, const std::string& label) {
+  INFO(label);
+  REQUIRE(a.per_channel.size() == b.per_channel.size());
+  for (std::size_t ch = 0; ch < a.per_channel.size(); ++ch) {
+    const auto& x = a.per_channel[ch];
+    const auto& y = b.per_channel[ch];
+    INFO("channel " << ch);
+    REQUIRE(x.size() == y.size());
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      INFO("command " << i << " at cycle " << x[i].cycle << " vs " << y[i].cycle);
+      REQUIRE(x[i].cycle == y[i].cycle);
+      REQUIRE(x[i].command == y[i].command);
+      REQUIRE(x[i].rank == y[i].rank);
+      REQUIRE(x[i].bankgroup == y[i].bankgroup);
+      REQUIRE(x[i].bank == y[i].bank);
+      REQUIRE(x[i].row == y[i].row);
+    }
+  }
+  const DramStats& s = a.result.stats;
+  const DramStats& t = b.result.stats;
+  CHECK(a.final_tick == b.final_tick);
+  CHECK(a.result.cycles == b.result.cycles);
+  CHECK(a.result.sent == b.result.sent);
+  CHECK(s.elapsed == t.elapsed);
+  CHECK(s.reads == t.reads);
+  CHECK(s.writes == t.writes);
+  CHECK(s.row_hits == t.row_hits);
+  CHECK(s.row_misses == t.row_misses);
+  CHECK(s.row_conflicts == t.row_conflicts);
+  CHECK(s.refreshes == t.refreshes);
+  CHECK(s.per_bank_refreshes == t.per_bank_refreshes);
+  CHECK(s.bank_open_cycles == t.bank_open_cycles);
+  CHECK(s.read_latency.count() == t.read_latency.count());
+  CHECK(s.read_latency.mean() == t.read_latency.mean());  // sums of integer cycles
+  CHECK(s.write_latency.mean() == t.write_latency.mean());
+  for (const double q : {0.01, 0.5, 0.9, 0.99, 1.0}) {
+    CHECK(s.read_latency.percentile(q) == t.read_latency.percentile(q));
+    CHECK(s.write_latency.percentile(q) == t.write_latency.percentile(q));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("direct replay issues the event-driven replay's commands, channel by channel") {
+  struct Case {
+    TracePattern pattern;
+    Cycle interval;
+    std::uint64_t writes;
+  };
+  // Saturating (one request a cycle: the feeder waits for retries), sparse (idle channels
+  // catch up on refreshes), strided (one bank group), write-heavy (write drain turns).
+  const Case cases[] = {{TracePattern::Random, 1, 1},
+                        {TracePattern::Stream, 1, 1},
+                        {TracePattern::Strided, 2, 1},
+                        {TracePattern::Random, 40, 1},
+                        {TracePattern::Random, 1, 3}};
+  std::size_t compared = 0;
+  for (const char* name : kPresets) {
+    for (const char* scheduler : {"fcfs", "frfcfs", "frfcfs-cap", "stream-aware"}) {
+      for (const RowPolicy policy : {RowPolicy::Open, RowPolicy::Closed, RowPolicy::OpenTimeout}) {
+        for (const Case& c : cases) {
+          DramSpec spec = preset(name);
+          spec.ctrl.scheduler = scheduler;
+          spec.ctrl.row_policy = policy;
+          spec.ctrl.row_timeout = 50;
+          TraceGenOptions o;
+          o.pattern = c.pattern;
+          o.reads = 2;
+          o.writes = c.writes;
+          o.count = 1500;
+          o.interval = c.interval;
+          o.seed = 7;
+          o.stride = 8192 + 64;
+          o.footprint = std::uint64_t{1} << 26;
+          const auto trace = generate_trace(o);
+          const Replayed events = replay(spec, trace, ReplayDriver::Events);
+          const Replayed direct = replay(spec, trace, ReplayDriver::Direct);
+          require_same(
+              events, direct,
+              fmt::format("{} {} {} pattern {} interval {} writes {}", name, scheduler,
+                          to_string(policy), static_cast<int>(c.pattern), c.interval, c.writes));
+          REQUIRE(direct.result.stats.requests() == trace.size());
+          ++compared;
+        }
+      }
+    }
+  }
+  CHECK(compared == 5 * 4 * 3 * 5);
+}
+
+TEST_CASE("direct replay: a trace that starts late and an empty trace") {
+  const DramSpec spec = preset("hbm3");
+  std::vector<TraceRequest> trace;
+  for (int i = 0; i < 200; ++i)
+    trace.push_back(TraceRequest{static_cast<mem::Addr>(i) * 4096, i % 5 == 0, 10000 + i / 3});
+  require_same(replay(spec, trace, ReplayDriver::Events), replay(spec, trace, ReplayDriver::Direct),
+               "late start");
+  const Replayed empty = replay(spec, {}, ReplayDriver::Direct);
+  CHECK(empty.result.stats.requests() == 0);
+  CHECK(empty.result.sent == 0);
+  CHECK(empty.final_tick == 0);
+}
+
+// Worked by hand on DDR4-3200 (tRCD 22, tRAS 52, tRP 22 cycles): A (bank group 0, row 0)
+// at cycle 0, B (same bank, row 1) at 1, C (bank group 1, row 0) at 30. ACT A 0, RD A 22;
+// the wake-up for PRE B at 52 is superseded by C's ACT at 30; RD C 52, PRE B 53 (the
+// command bus is taken at 52), ACT B 75, RD B 97. The superseded wake-up at 52 still runs
+// the channel (its wake-up is at 52 again by then), which stops before 53 for the other
+// event at 52, so the queue's last event, the final tick, is at 53 and bank group 1's row
+// counts as open 30..53 in the stats.
+TEST_CASE("direct replay keeps the superseded wake-ups that end the event-driven replay") {
+  const DramSpec spec = preset("ddr4-3200");
+  const AddressMapping m(spec);
+  auto at = [&m](int group, std::int64_t row) {
+    DramAddress a;
+    a.bankgroup = group;
+    a.row = row;
+    return m.encode(a);
+  };
+  const std::vector<TraceRequest> trace = {
+      {at(0, 0), false, 0}, {at(0, 1), false, 1}, {at(1, 0), false, 30}};
+  for (const ReplayDriver driver : {ReplayDriver::Events, ReplayDriver::Direct}) {
+    const Replayed r = replay(spec, trace, driver);
+    INFO((driver == ReplayDriver::Direct ? "direct" : "events"));
+    const auto& log = r.per_channel[0];
+    REQUIRE(log.size() == 7);
+    const Cycle cycles[] = {0, 22, 30, 52, 53, 75, 97};
+    const Command commands[] = {Command::ACT, Command::RD,  Command::ACT, Command::RD,
+                                Command::PRE, Command::ACT, Command::RD};
+    for (std::size_t i = 0; i < 7; ++i) {
+      CHECK(log[i].cycle == cycles[i]);
+      CHECK(log[i].command == commands[i]);
+    }
+    CHECK(r.final_tick == 53 * spec.tCK);
+    CHECK(r.result.stats.bank_open_cycles[4] == 53 - 30);  // bank group 1, bank 0
+  }
+}
+
+TEST_CASE("replay picks the direct driver only where it is exact") {
+  const DramSpec spec = preset("ddr5-4800");  // two channels
+  EventQueue queue;
+  DramSystem dram(spec, queue);
+  CHECK(dram.direct_replay_ok());
+  dram.set_retry([] {});
+  CHECK_FALSE(dram.direct_replay_ok());  // a retry callback belongs to someone else's feeder
+  dram.set_retry(nullptr);
+  dram.set_completion([](const mem::MemRequest&, Tick) {});
+  CHECK_FALSE(dram.direct_replay_ok());  // completions must be events
+  dram.set_completion(nullptr);
+  queue.schedule(5, Priority::Compute, [] {});
+  CHECK_FALSE(dram.direct_replay_ok());  // someone else's events in the queue
+}
