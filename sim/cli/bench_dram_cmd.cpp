@@ -3,12 +3,16 @@
 // time other processes hold the cores),
 // on the scenarios DRAMsim3 is usually timed with (DDR4-3200, one channel, random and
 // stream traces) and on an HBM3 stack (32 pseudo-channels). Trace generation is not timed.
+// The replay drives the controllers directly by default (DramSystem::replay_direct);
+// --driver events times the event-driven replay, whose commands are the same, to show
+// what the event queue costs (simulate drives the DRAM through events).
 #include <fmt/format.h>
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
 #include <memory>
+#include <string>
 
 #include "cli/commands.h"
 #include "cli/output_format.h"
@@ -20,6 +24,7 @@ namespace {
 
 struct BenchDramOptions {
   std::uint64_t requests = 2'000'000;
+  std::string driver = "direct";
   OutputFormat format;
 };
 
@@ -57,7 +62,9 @@ void run_bench_dram(const BenchDramOptions& opt) {
                  static_cast<unsigned long long>(opt.requests));
     const std::clock_t c0 = std::clock();
     const auto t0 = std::chrono::steady_clock::now();
-    const dram::ReplayResult r = dram::replay_trace(system, queue, trace);
+    const dram::ReplayResult r = dram::replay_trace(
+        system, queue, trace, dram::kNoCycle, 64,
+        opt.driver == "events" ? dram::ReplayDriver::Events : dram::ReplayDriver::Direct);
     const double wall =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const double cpu = static_cast<double>(std::clock() - c0) / CLOCKS_PER_SEC;
@@ -72,6 +79,7 @@ void run_bench_dram(const BenchDramOptions& opt) {
                    fmt::format("{:.0f}", rate), fmt::format("{:.0f}", cpu_rate)});
     rows.push_back({{"scenario", sc.name},
                     {"preset", sc.preset},
+                    {"driver", opt.driver},
                     {"requests", r.stats.requests()},
                     {"simulated_seconds", to_seconds(r.stats.elapsed)},
                     {"bandwidth_gbps", bw},
@@ -95,6 +103,12 @@ void add_bench_dram_command(CLI::App& bench) {
       "stream; 2:1 reads to writes, one request offered per cycle (saturating, like\n"
       "DRAMsim3's random/stream generators). Trace generation is not timed.");
   cmd->add_option("--requests", opt->requests, "Requests per scenario")->capture_default_str();
+  cmd->add_option("--driver", opt->driver,
+                  "direct: the replay drives the controllers itself (as `fusim dram` does);\n"
+                  "events: every arrival, retry and channel wake-up is an event on the\n"
+                  "event queue (as in simulate). Both issue the same commands.")
+      ->check(CLI::IsMember({"direct", "events"}))
+      ->capture_default_str();
   add_output_flags(cmd, opt->format);
   cmd->callback([opt] { run_bench_dram(*opt); });
 }
