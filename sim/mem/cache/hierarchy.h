@@ -189,6 +189,9 @@ class Hierarchy {
 
   std::vector<Level> levels_;
   int cores_;
+  // Units inserted into any level so far: while it stands still, a unit that missed every
+  // level still does (contents only grow by fills), so a parked range need not look again.
+  std::uint64_t fills_ = 0;
   Fidelity fidelity_;
   unsigned shift_;
   std::vector<Tick> path_latency_;

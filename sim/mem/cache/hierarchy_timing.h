@@ -34,6 +34,9 @@ class Hierarchy::Timing {
     // blocked: its last missing unit still has lines waiting for MSHRs (issue is in order,
     // so nothing after that unit issues before they are sent).
     bool active = false, parked = false, completing = false, blocked = false;
+    // The unit it parked at and Hierarchy::fills_ then: that unit is known to miss
+    // everywhere while fills_ has not moved.
+    std::uint64_t parked_unit = 0, parked_fills = UINT64_MAX;
     Done done;
   };
   static constexpr std::uint32_t kNoUnit = UINT32_MAX;
@@ -88,7 +91,10 @@ class Hierarchy::Timing {
   std::unordered_map<std::uint64_t, Miss> waiting_;     // request id -> range waiting for it
   std::vector<UnitMiss> unit_misses_;
   std::vector<std::uint32_t> free_unit_misses_;
-  std::deque<std::uint32_t> unsent_;  // unit misses with lines not yet sent, oldest first
+  std::deque<std::uint32_t> unsent_;            // unit misses with lines not yet sent, oldest first
+  std::vector<std::uint32_t> unsent_per_core_;  // how many of unsent_ are each core's
+  std::vector<std::uint32_t> resume_;           // resume_after_free's scratch
+  std::vector<char> out_of_mshrs_;              // resume_after_free's scratch, per core
   std::uint32_t line_bytes_ = 64;
   std::uint64_t next_id_ = 1;
   std::uint64_t posted_in_flight_ = 0;
