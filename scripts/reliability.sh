@@ -5,9 +5,12 @@
 #   1. the test suite under the sanitizers: any ASan/UBSan/LSan report fails its test;
 #   2. every fuzz target for $FUSIM_CI_FUZZ_SECONDS (default 20) s on its seed corpus.
 # One build serves both (a separate gcc ASan build plus a clang fuzz build did not fit CI's
-# 25 minutes on 2 cores). Left out: the libtorch backend (Debian's libtorch is not
-# instrumented) and MPI (OpenMPI's own allocations trip LeakSanitizer); both are exercised by
-# the normal suite. Build folder: $FUSIM_RELIABILITY_BUILD_DIR (default build-reliability).
+# 25 minutes on 2 cores). Left out, all covered by the normal suite (.ci/run):
+#  - the libtorch backend: its 18 torch-heavy translation units would double the build;
+#  - MPI (-DFUSIM_WITH_MPI=OFF): mpirun under ASan is untested; sweeps run in one process;
+#  - the four large block-vs-line comparisons (resnet18, gpt2-small: line fidelity, 8-15 min
+#    each under ASan); the MLP comparison runs the same code paths, every ordering.
+# Build folder: $FUSIM_RELIABILITY_BUILD_DIR (default build-reliability).
 # FUSIM_SKIP_SANITIZE=1 / FUSIM_SKIP_FUZZ=1 leave step 1 / 2 out.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -29,7 +32,8 @@ if [ "${FUSIM_SKIP_SANITIZE:-0}" != 1 ]; then
   # abort_on_error / halt_on_error: a report ends the test with a failure, not a scroll-by.
   (cd "$build" && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
     UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    ctest --output-on-failure -j "$jobs" --timeout 900 -LE fuzz)
+    ctest --output-on-failure -j "$jobs" --timeout 900 -LE fuzz \
+      -E "block vs line fidelity on (resnet18|gpt2-small)")
 fi
 
 if [ "${FUSIM_SKIP_FUZZ:-0}" != 1 ]; then
