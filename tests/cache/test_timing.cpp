@@ -1,6 +1,6 @@
 // Timed path: exact latencies of hits at each level and of a miss under a fixed-latency
-// memory, port bandwidth, and MSHR-limited miss throughput; block writebacks paced by the
-// miss that evicts them; plus the watchdog dump.
+// memory, port bandwidth, and MSHR-limited miss throughput; block writebacks and port slots
+// taken piece by piece; plus the watchdog dump.
 #include <catch2/catch.hpp>
 #include <vector>
 
@@ -170,6 +170,36 @@ TEST_CASE("a block's dirty victim is written back with the pieces of the miss th
   CHECK(memory.sent == want);
   CHECK(h.stats().memory.write_bytes == 1024);  // counted once, as one block
   CHECK_FALSE(h.busy());
+}
+
+TEST_CASE("the pieces of a block miss take a shared port's slots as they issue") {
+  // 1 GHz, 1 KiB blocks (16 lines); private L1 (one block, 4 MSHRs, 1 cycle), shared L2
+  // (1 cycle, one port: a line per ns); memory 100 ns. Cores 0 and 1 each read a block at 0;
+  // each miss goes out as 4 pieces of 4 lines, sent 2 ns (two lookups) plus its wait at the
+  // L2 port after it issues. Core 0's first piece holds the port 1-5 ns, so core 1's waits
+  // 4 ns (sent at 6, not at 18 as if core 0's block held it for all 16 lines up front).
+  // Later pieces issue when the previous one is back: core 0 at 102, 204, 306 (sent 2 ns
+  // later), core 1 at 106, 208, 310; the last are back at 408 and 412 ns.
+  EventQueue queue;
+  RecordingMemory memory(queue, ns(100));
+  Hierarchy h(config_from(R"({"block":"1KiB","clock":"1GHz","levels":[
+    {"name":"L1","size":"1KiB","assoc":1,"line":64,"latency_cycles":1,"mshrs":4},
+    {"name":"L2","size":"4KiB","assoc":4,"line":64,"latency_cycles":1,"shared":true}]})"),
+              Fidelity::Block, 2);
+  h.attach_memory(queue, memory);
+  Tick finish[2] = {-1, -1};
+  h.start_range(0, 0, 1024, AccessKind::Read, [&](Tick f) { finish[0] = f; });
+  h.start_range(1, 4096, 1024, AccessKind::Read, [&](Tick f) { finish[1] = f; });
+  queue.run();
+  CHECK(finish[0] == ns(408));
+  CHECK(finish[1] == ns(412));
+  std::vector<Sent> want;
+  for (Tick k = 0; k < 4; ++k) {
+    const Tick issue0 = k * ns(102), issue1 = k == 0 ? ns(4) : ns(106) + (k - 1) * ns(102);
+    want.push_back({issue0 + ns(2), static_cast<Addr>(256 * k), 256, false});
+    want.push_back({issue1 + ns(2), static_cast<Addr>(4096 + 256 * k), 256, false});
+  }
+  CHECK(memory.sent == want);
 }
 
 namespace {

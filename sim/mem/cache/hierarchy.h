@@ -28,8 +28,10 @@
 //     path (issue stalls until one frees), is sent to memory miss_issue_latency() after its
 //     issue, and completes when memory answers. MSHRs count first-level lines: a block unit
 //     of k lines takes k, so it goes to memory in pieces of at most the free lines, each
-//     piece sent miss_issue_latency() after lines free and holding them until it is
-//     answered (block and line fidelity have the same memory-level parallelism); later
+//     piece sent miss_issue_latency() after lines free (plus its wait at the ports below
+//     the first level, taken for its own lines then, not for the whole unit at once) and
+//     holding them until it is answered (block and line fidelity have the same
+//     memory-level parallelism and port occupancy); later
 //     units of its range wait until its last piece is sent. The callback runs (as an event,
 //     priority Response) once every unit of the range has completed, with the finish time. A write
 //     covers whole units except possibly the first and the last of its range (write-validate levels

@@ -79,11 +79,22 @@ bool Hierarchy::Timing::unsent_lines_of(int core) const {
   return unsent_per_core_[static_cast<std::size_t>(core)] != 0;
 }
 
-bool Hierarchy::Timing::send_piece(std::uint32_t u, Tick when) {
+bool Hierarchy::Timing::send_piece(std::uint32_t u, Tick issue, Tick* sent_at) {
   UnitMiss& m = unit_misses_[u];
   std::uint32_t n = std::min(m.lines - m.sent_lines, free_mshr_lines(m.core));
   if (n == 0) return false;
   take_mshrs(m.core, static_cast<int>(n));
+  // The piece's lines pass the ports of the levels below the first when they issue, as the
+  // line misses they stand for would: a block does not take the ports for all its lines at
+  // its first piece (a slot its later pieces, waiting for MSHRs, would not use then), and
+  // its later pieces queue behind what other cores put there meanwhile.
+  Tick delay = 0;
+  for (int k = 1; k < h_.levels(); ++k) {
+    Tick arrival = issue + h_.path_latency_[static_cast<std::size_t>(k - 1)] + delay;
+    delay += through_port(k, m.core, arrival, n) - arrival;
+  }
+  const Tick when = issue + h_.miss_issue_latency() + delay;
+  if (sent_at) *sent_at = when;
   mem::MemRequest piece = m.request;
   piece.addr += static_cast<std::uint64_t>(m.sent_lines) * line_bytes_;
   piece.bytes = std::min(n * line_bytes_, m.request.bytes - m.sent_lines * line_bytes_);
@@ -117,6 +128,21 @@ Tick Hierarchy::Timing::through_port(int level, int core, Tick arrival) {
                          [l.config.shared ? 0 : static_cast<std::size_t>(core)];
   Tick start = std::max(arrival, free);
   free = start + l.port_occupancy;
+  return start;
+}
+
+Tick Hierarchy::Timing::through_port(int level, int core, Tick arrival, std::uint32_t lines) {
+  const Level& l = h_.levels_[static_cast<std::size_t>(level)];
+  if (static_cast<std::uint64_t>(lines) * line_bytes_ == h_.unit_bytes())
+    return through_port(level, core, arrival);
+  Tick& free = port_free_[static_cast<std::size_t>(level)]
+                         [l.config.shared ? 0 : static_cast<std::size_t>(core)];
+  Tick start = std::max(arrival, free);
+  // cycle x lines / ports, rounded up (as Level::port_occupancy is for a whole unit)
+  const auto ports = static_cast<std::uint64_t>(l.config.ports);
+  free =
+      start + static_cast<Tick>(
+                  (static_cast<std::uint64_t>(l.config.clock_period) * lines + ports - 1) / ports);
   return start;
 }
 
@@ -188,16 +214,18 @@ void Hierarchy::Timing::advance(std::uint32_t slot) {
     int served = h_.access_unit(core, unit, x->kind, whole);
     h_.capture_ = nullptr;
     ++x->next;
-    // Walk down the levels the unit reached, queueing at each port after the lookups above.
-    int deepest = std::min(served, n - 1);
-    Tick delay = 0;
-    for (int k = 1; k <= deepest; ++k) {
-      Tick arrival = t + h_.path_latency_[static_cast<std::size_t>(k - 1)] + delay;
-      delay += through_port(k, core, arrival) - arrival;
-    }
     bool has_read = false;
     for (int i = 0; i < captured.count; ++i)
       has_read = has_read || !captured.requests[static_cast<std::size_t>(i)].is_write;
+    // Walk down the levels the unit reached, queueing at each port after the lookups above;
+    // a miss of every level walks them piece by piece (send_piece).
+    int deepest = std::min(served, n - 1);
+    Tick delay = 0;
+    const bool by_piece = served == n && has_read;
+    for (int k = 1; k <= deepest && !by_piece; ++k) {
+      Tick arrival = t + h_.path_latency_[static_cast<std::size_t>(k - 1)] + delay;
+      delay += through_port(k, core, arrival) - arrival;
+    }
     if (!has_read)  // no fill to pace them: the victims leave at once
       for (int i = 0; i < captured.writeback_count; ++i)
         post(captured.writebacks[static_cast<std::size_t>(i)]);
@@ -228,7 +256,7 @@ void Hierarchy::Timing::advance(std::uint32_t slot) {
         m.lines = std::max<std::uint32_t>(1, (r.bytes + line_bytes_ - 1) / line_bytes_);
         m.writebacks = captured.writebacks;
         m.writeback_count = captured.writeback_count;
-        if (!send_piece(u, send_at)) {
+        if (!send_piece(u, t, &send_at)) {  // send_at: the direct writes' too
           unsent_.push_back(u);
           ++unsent_per_core_[static_cast<std::size_t>(core)];
           x->blocked = true;
@@ -296,14 +324,14 @@ void Hierarchy::Timing::resume_after_free() {
   // the ranges parked at a miss.
   // (Not re-entrant: advance() never frees an MSHR, so resume_ is free scratch here.)
   resume_.clear();
-  const Tick send_at = queue_->now() + h_.miss_issue_latency();
+  const Tick issue = queue_->now();
   // Oldest first; a unit whose core has no MSHR line free does not hold up other cores'.
   // Sending only takes lines, so a core found without one stays so for the rest of the loop.
   std::fill(out_of_mshrs_.begin(), out_of_mshrs_.end(), 0);
   for (auto it = unsent_.begin(); it != unsent_.end();) {
     std::uint32_t u = *it;
     const auto core = static_cast<std::size_t>(unit_misses_[u].core);
-    if (out_of_mshrs_[core] || !send_piece(u, send_at)) {
+    if (out_of_mshrs_[core] || !send_piece(u, issue)) {
       out_of_mshrs_[core] = 1;
       ++it;
       continue;

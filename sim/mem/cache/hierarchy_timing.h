@@ -70,13 +70,17 @@ class Hierarchy::Timing {
   std::uint32_t free_mshr_lines(int core) const;
   void take_mshrs(int core, int delta);
   bool unsent_lines_of(int core) const;
-  // Sends the next piece of unit miss `u` at `when` if an MSHR line is free; true when every
-  // line of the unit has been sent.
-  bool send_piece(std::uint32_t u, Tick when);
+  // Issues the next piece of unit miss `u` at `issue` if an MSHR line is free: its lines
+  // queue at the ports of the levels below the first, and it is sent to memory a
+  // miss-issue latency plus that queueing later (*sent_at, if given). True when every line
+  // of the unit has been sent.
+  bool send_piece(std::uint32_t u, Tick issue, Tick* sent_at = nullptr);
   void resume_after_free();
   std::uint32_t& mshrs_used(int level, int core);
   // Queues at level k's port for a unit arriving at `arrival`; returns when it gets in.
   Tick through_port(int level, int core, Tick arrival);
+  // The same for `lines` lines of a unit (a piece of a block miss).
+  Tick through_port(int level, int core, Tick arrival, std::uint32_t lines);
 
   Hierarchy& h_;
   EventQueue* queue_ = nullptr;
