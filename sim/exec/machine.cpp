@@ -24,11 +24,16 @@ std::vector<std::string> split_path(const std::string& path) {
   return steps;
 }
 
-nlohmann::json parse_value(const std::string& text) {
+nlohmann::json parse_value(const std::string& text, const std::string& file,
+                           const std::string& path) {
   try {
     return nlohmann::json::parse(text);
   } catch (const nlohmann::json::parse_error&) {
     return text;  // 32MiB, frfcfs: a plain string
+  } catch (const nlohmann::json::out_of_range&) {
+    // A number beyond a double (2E800): found by fuzz_sweep_set (std::terminate before).
+    throw InputError(file, path,
+                     fmt::format("a number within the range of a double, got {}", text));
   }
 }
 
@@ -68,7 +73,7 @@ void apply_override(nlohmann::json& doc, const std::string& file, const Override
     node = next;
   }
   if (!node->is_object()) throw InputError(file, path, "a path whose parent is a JSON object");
-  (*node)[steps.back()] = parse_value(value);
+  (*node)[steps.back()] = parse_value(value, file, path);
 }
 
 std::int64_t Machine::last_level_bytes() const {

@@ -201,6 +201,12 @@ std::vector<Case> cases() {
        "simulate --trace " + kTrace +
            " --machine xeon-8380-ddr4 --ordering eager --set caches.L7.size=1MiB",
        {"xeon-8380-ddr4", "caches.L7"}},
+      {"--set number beyond a double",
+       "",
+       "",
+       "simulate --trace " + kTrace +
+           " --machine xeon-8380-ddr4 --ordering eager --set compute.clock_mhz=2E800",
+       {"xeon-8380-ddr4", "compute.clock_mhz", "within the range of a double", "2E800"}},
       {"unknown machine preset",
        "",
        "",
