@@ -124,13 +124,15 @@ struct Sent {
 };
 class RecordingMemory final : public mem::MemoryPort {
  public:
-  RecordingMemory(EventQueue& queue, Tick latency) : queue_(queue), memory_(queue, latency, 0) {}
+  RecordingMemory(EventQueue& queue, Tick latency, std::uint32_t max_in_flight = 0)
+      : queue_(queue), memory_(queue, latency, 0, max_in_flight) {}
   bool will_accept(const mem::MemRequest& r) const override { return memory_.will_accept(r); }
   void send(const mem::MemRequest& r) override {
     sent.push_back({queue_.now(), r.addr, r.bytes, r.is_write});
     memory_.send(r);
   }
   void set_completion(Completion c) override { memory_.set_completion(std::move(c)); }
+  void set_retry(std::function<void()> retry) override { memory_.set_retry(std::move(retry)); }
   std::vector<Sent> sent;
 
  private:
@@ -202,6 +204,25 @@ TEST_CASE("the pieces of a block miss take a shared port's slots as they issue")
   CHECK(memory.sent == want);
 }
 
+TEST_CASE("a refused miss is sent at the tick the memory has room, not on the cache clock") {
+  // 1 GHz single level, 1-cycle lookup; memory 100.3 ns, one request in flight. Line 0
+  // issues at 0 and is sent at 1 ns, back at 101.3 ns; line 1 issues at 1 ns and is refused
+  // at 2 ns. The memory's retry comes with the completion that frees room, at 101.3 ns (a
+  // cache polling on its own clock would send at 102 ns); back at 201.6 ns.
+  EventQueue queue;
+  RecordingMemory memory(queue, 100300, /*max_in_flight=*/1);
+  Hierarchy h(config_from(R"({"clock":"1GHz","levels":[
+    {"name":"L1","size":"64KiB","assoc":4,"line":64,"latency_cycles":1}]})"),
+              Fidelity::Line, 1);
+  h.attach_memory(queue, memory);
+  Tick finish = -1;
+  h.start_range(0, 0, 128, AccessKind::Read, [&](Tick f) { finish = f; });
+  queue.run();
+  CHECK(finish == 201600);
+  const std::vector<Sent> want = {{1000, 0, 64, false}, {101300, 64, 64, false}};
+  CHECK(memory.sent == want);
+}
+
 namespace {
 // A memory that accepts requests and never answers: the watchdog must catch it.
 class BlackHole final : public mem::MemoryPort {
@@ -209,6 +230,7 @@ class BlackHole final : public mem::MemoryPort {
   bool will_accept(const mem::MemRequest&) const override { return true; }
   void send(const mem::MemRequest&) override { ++swallowed; }
   void set_completion(Completion) override {}
+  void set_retry(std::function<void()>) override {}
   int swallowed = 0;
 };
 }  // namespace

@@ -22,7 +22,9 @@ Tick FixedLatencyMemory::transfer_time(std::uint32_t bytes) const {
 }
 
 bool FixedLatencyMemory::will_accept(const MemRequest&) const {
-  return max_in_flight_ == 0 || in_flight_ < max_in_flight_;
+  const bool ok = max_in_flight_ == 0 || in_flight_ < max_in_flight_;
+  if (!ok) retry_wanted_ = true;
+  return ok;
 }
 
 void FixedLatencyMemory::send(const MemRequest& request) {
@@ -39,6 +41,10 @@ void FixedLatencyMemory::send(const MemRequest& request) {
   queue_.schedule(done, Priority::Response, [this, request, done] {
     --in_flight_;
     if (completion_) completion_(request, done);
+    if (retry_wanted_ && retry_) {
+      retry_wanted_ = false;
+      retry_();
+    }
   });
 }
 

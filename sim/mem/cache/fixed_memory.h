@@ -26,6 +26,7 @@ class FixedLatencyMemory final : public MemoryPort {
   bool will_accept(const MemRequest& request) const override;
   void send(const MemRequest& request) override;
   void set_completion(Completion completion) override { completion_ = std::move(completion); }
+  void set_retry(std::function<void()> retry) override { retry_ = std::move(retry); }
 
   const FixedMemoryStats& stats() const { return stats_; }
   std::uint32_t in_flight() const { return in_flight_; }
@@ -40,6 +41,8 @@ class FixedLatencyMemory final : public MemoryPort {
   std::uint32_t in_flight_ = 0;
   Tick channel_free_ = 0;
   Completion completion_;
+  std::function<void()> retry_;
+  mutable bool retry_wanted_ = false;
   FixedMemoryStats stats_;
 };
 

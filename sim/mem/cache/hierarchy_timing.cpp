@@ -31,6 +31,7 @@ void Hierarchy::Timing::attach(EventQueue& queue, mem::MemoryPort& port) {
   queue_ = &queue;
   port_ = &port;
   port.set_completion([this](const mem::MemRequest& r, Tick done) { on_memory_done(r, done); });
+  port.set_retry([this] { pump(); });
 }
 
 void Hierarchy::Timing::post(const mem::MemRequest& request) {
@@ -48,14 +49,7 @@ void Hierarchy::Timing::pump() {
     if (r.id & kPostedBit) ++posted_in_flight_;
     port_->send(r);
   }
-  if (!outgoing_.empty() && !retry_scheduled_) {
-    // Retry on the next cycle of the memory-facing level.
-    retry_scheduled_ = true;
-    queue_->schedule_in(h_.levels_.back().config.clock_period, Priority::Memory, [this] {
-      retry_scheduled_ = false;
-      pump();
-    });
-  }
+  // A refusal armed the port's retry (attach): pump() runs again when room frees.
 }
 
 std::uint32_t& Hierarchy::Timing::mshrs_used(int level, int core) {

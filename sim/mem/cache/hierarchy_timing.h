@@ -86,7 +86,6 @@ class Hierarchy::Timing {
   EventQueue* queue_ = nullptr;
   mem::MemoryPort* port_ = nullptr;
   std::deque<mem::MemRequest> outgoing_;
-  bool retry_scheduled_ = false;
   std::vector<Transfer> transfers_;
   std::vector<std::uint32_t> free_slots_;
   std::vector<std::uint32_t> parked_;

@@ -37,7 +37,7 @@ class DramSystem final : public mem::MemoryPort {
   void set_completion(Completion completion) override { completion_ = std::move(completion); }
 
   // Called once (from an event at the tick a queue entry frees) after will_accept refused.
-  void set_retry(std::function<void()> retry) { retry_ = std::move(retry); }
+  void set_retry(std::function<void()> retry) override { retry_ = std::move(retry); }
   // Every issued command, in issue order per channel (protocol checker, command traces).
   void set_command_observer(CommandObserver observer);
 
