@@ -39,11 +39,20 @@ LABELS = {
     "dram.scheduler": "DRAM scheduler",
     "batch": "batch size",
 }
+HIT_RATE_PREFIX = "hit_rate."  # hit_rate.<level>: one column per cache level
 UNITS = {"B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40}
 
 
 def fail(message):
     sys.exit(f"plot_sweep.py: {message}")
+
+
+def is_result(column):
+    return column in RESULT_COLUMNS or column.startswith(HIT_RATE_PREFIX)
+
+
+def is_hit_rate(column):
+    return column == "llc_hit_rate" or column.startswith(HIT_RATE_PREFIX)
 
 
 def is_size(column):
@@ -61,6 +70,8 @@ def format_bytes(value, _pos=None):
 def label(column):
     if column in LABELS:
         return LABELS[column]
+    if column.startswith(HIT_RATE_PREFIX):
+        return f"{column[len(HIT_RATE_PREFIX):]} hit rate (%)"
     m = re.fullmatch(r"caches\.([^.]+)\.(size|assoc|line|latency_cycles)", column)
     if m:
         return {"size": f"{m[1]} size", "assoc": f"{m[1]} associativity",
@@ -115,12 +126,12 @@ def sort_key(is_number):
 def style_axis(ax, which, column, values_numeric):
     axis = ax.xaxis if which == "x" else ax.yaxis
     setter = ax.set_xscale if which == "x" else ax.set_yscale
-    if is_size(column) and values_numeric and column not in RESULT_COLUMNS:
+    if is_size(column) and values_numeric and not is_result(column):
         setter("log", base=2)
         axis.set_major_formatter(FuncFormatter(format_bytes))
     elif column in ("dram_bytes", "peak_memory_bytes"):
         axis.set_major_formatter(FuncFormatter(format_bytes))
-    elif column == "llc_hit_rate":
+    elif is_hit_rate(column):
         axis.set_major_formatter(FuncFormatter(lambda v, _p: f"{100 * v:.0f}"))
 
 
@@ -130,7 +141,7 @@ def check_unique(rows, used, columns):
     for row in rows:
         key = tuple(row[c] for c in used)
         if key in seen:
-            differing = [c for c in columns if c not in used and c not in RESULT_COLUMNS
+            differing = [c for c in columns if c not in used and not is_result(c)
                          and row[c] != seen[key][c]]
             fail(f"several rows share {dict(zip(used, key))}; they differ in {differing}: "
                  "pin them with --where, or split them with --hue/--facet")

@@ -41,6 +41,7 @@ void run_sweep(const SweepCommandOptions& o) {
   // Every trace, schedule and grid point's machine is checked before the first simulation.
   sweep::SimEvaluator evaluator(study, o.sim);
   study.check(evaluator);
+  study.set_cache_levels(evaluator.cache_levels());
 
   sweep::RunOptions run;
   run.jobs =
@@ -89,7 +90,8 @@ void add_sweep_command(CLI::App& app) {
       "optimizer, and write one row per grid point x optimizer x ordering (long format):\n"
       "  trace, each swept path (sizes in bytes), ordering, optimizer, step_time_ms,\n"
       "  speedup_vs_eager (eager at the same point and optimizer), dram_bytes (per step),\n"
-      "  llc_hit_rate, peak_memory_bytes.\n"
+      "  llc_hit_rate, peak_memory_bytes, then hit_rate.<level> for each cache level of the\n"
+      "  machine (hit_rate.L1, hit_rate.L2, ...; all instances of a level together).\n"
       "Every point's machine is built and checked before any simulation starts. Points run\n"
       "on --jobs threads and, under mpirun/srun (when built with MPI), over ranks with rank 0\n"
       "writing; the output is byte-identical whatever the threads and ranks. -o files are\n"

@@ -19,6 +19,13 @@ struct OpTiming {
   std::int64_t dram_bytes = -1;  // -1 where not known (real runs)
 };
 
+// Hits / accesses of one cache level over the measured steps, all its instances together
+// (every core's private L1, say).
+struct LevelHitRate {
+  std::string level;
+  double hit_rate = 0;
+};
+
 struct RunResult {
   std::string executor;  // "sim", "cpu", "cuda"
   std::string ordering, optimizer, impl;
@@ -28,6 +35,7 @@ struct RunResult {
   Tick step_time_p25 = 0, step_time_p75 = 0;  // spread of the measured steps
   std::int64_t dram_bytes = -1;               // per steady-state step; -1 where not known
   double llc_hit_rate = -1;                   // -1 where not known
+  std::vector<LevelHitRate> hit_rates;        // first level to last; empty where not known
   std::int64_t peak_memory_bytes = 0;
   std::vector<OpTiming> per_op;
 };

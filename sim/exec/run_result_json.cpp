@@ -16,6 +16,8 @@ nlohmann::json to_json(const RunResult& r, bool with_per_op) {
   for (Tick t : r.step_times) steps.push_back(to_ms(t));
   j["dram_bytes"] = r.dram_bytes;
   j["llc_hit_rate"] = r.llc_hit_rate;
+  auto& levels = j["hit_rates"] = nlohmann::json::object();  // level name -> rate
+  for (const auto& level : r.hit_rates) levels[level.level] = level.hit_rate;
   j["peak_memory_bytes"] = r.peak_memory_bytes;
   if (with_per_op) {
     auto& ops = j["per_op"] = nlohmann::json::array();

@@ -78,10 +78,14 @@ void Simulator::fill_result(SimulationDetail& out) {
   r.step_time_p75 = percentile(times, 75);
   r.dram_bytes = (to->dram - from->dram) / std::max(1, r.steps_measured);
   cache::HierarchyStats delta = to->cache - from->cache;
+  for (const auto& level : delta.levels) {
+    const auto& t = level.total;
+    r.hit_rates.push_back(
+        {level.name,
+         t.accesses == 0 ? 0.0 : static_cast<double>(t.hits) / static_cast<double>(t.accesses)});
+  }
   if (!delta.levels.empty()) {
-    const auto& llc = delta.levels.back().total;
-    r.llc_hit_rate =
-        llc.accesses == 0 ? 0.0 : static_cast<double>(llc.hits) / static_cast<double>(llc.accesses);
+    r.llc_hit_rate = r.hit_rates.back().hit_rate;
     out.last_level = delta.levels.back().name;
   }
 

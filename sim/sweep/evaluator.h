@@ -30,6 +30,9 @@ class Evaluator {
   // Builds the point's machine and trace without simulating; throws InputError naming the
   // bad path or value. Called for every point before any simulation starts.
   virtual void check_point(const PointSetup& point) const = 0;
+  // The machine's cache level names, first to last: the sweep's hit_rate.<level> columns
+  // (a --set changes a level's fields, never which levels there are).
+  virtual std::vector<std::string> cache_levels() const = 0;
   // Simulates one ordering with one optimizer at a point. Called from many threads at
   // once: implementations keep no mutable state outside the call.
   virtual exec::RunResult run(const PointSetup& point, const std::string& ordering,

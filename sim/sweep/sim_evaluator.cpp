@@ -113,6 +113,12 @@ SimEvaluator::TraceKey SimEvaluator::trace_key(const PointSetup& point) const {
   return {point.trace, point.batch.value_or(-1)};
 }
 
+std::vector<std::string> SimEvaluator::cache_levels() const {
+  std::vector<std::string> names;
+  for (const auto& level : base_.cache_levels) names.push_back(level.name);
+  return names;
+}
+
 void SimEvaluator::check_point(const PointSetup& point) const {
   try {
     exec::Machine machine = machine_at(point);

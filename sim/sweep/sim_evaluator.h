@@ -35,6 +35,7 @@ class SimEvaluator : public Evaluator {
   void check_choices(const std::vector<std::string>& orderings,
                      const std::vector<std::string>& optimizers) const override;
   void check_point(const PointSetup& point) const override;
+  std::vector<std::string> cache_levels() const override;
   exec::RunResult run(const PointSetup& point, const std::string& ordering,
                       const std::string& optimizer) const override;
 

@@ -1,6 +1,7 @@
 #include "sweep/study.h"
 
 #include <fmt/format.h>
+#include <algorithm>
 #include <cmath>
 
 #include "core/error.h"
@@ -42,6 +43,7 @@ std::vector<std::string> Study::columns() const {
   for (const char* c : {"ordering", "optimizer", "step_time_ms", "speedup_vs_eager", "dram_bytes",
                         "llc_hit_rate", "peak_memory_bytes"})
     columns.emplace_back(c);
+  for (const std::string& level : levels_) columns.push_back("hit_rate." + level);
   return columns;
 }
 
@@ -90,6 +92,11 @@ UnitRows Study::run_unit(const Evaluator& evaluator, std::size_t unit) const {
     cells.push_back(known_int(r.dram_bytes));
     cells.push_back(r.llc_hit_rate < 0 ? nlohmann::json(nullptr) : rounded(r.llc_hit_rate));
     cells.push_back(known_int(r.peak_memory_bytes));
+    for (const std::string& level : levels_) {
+      auto it = std::find_if(r.hit_rates.begin(), r.hit_rates.end(),
+                             [&](const exec::LevelHitRate& h) { return h.level == level; });
+      cells.push_back(it == r.hit_rates.end() ? nlohmann::json(nullptr) : rounded(it->hit_rate));
+    }
     rows.push_back(std::move(cells));
   }
   return rows;

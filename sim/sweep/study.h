@@ -28,6 +28,9 @@ class Study {
   std::size_t units() const { return grid_.size() * optimizers_.size(); }
   std::size_t rows_per_unit() const { return orderings_.size(); }
 
+  // Adds a hit_rate.<level> column per cache level (after the other results), from
+  // Evaluator::cache_levels(); before columns() is first used.
+  void set_cache_levels(std::vector<std::string> levels) { levels_ = std::move(levels); }
   // trace, every swept path, ordering, optimizer, then the results.
   std::vector<std::string> columns() const;
   // Number of leading columns that identify a row (trace .. optimizer).
@@ -43,6 +46,7 @@ class Study {
  private:
   Grid grid_;
   std::vector<std::string> orderings_, optimizers_;
+  std::vector<std::string> levels_;
 };
 
 }  // namespace fusim::sweep

@@ -111,6 +111,12 @@ TEST_CASE("2-layer MLP forward on a tiny machine: traffic and times by hand") {
   CHECK(r.per_op[2].end == ns(1644));
   CHECK(r.step_time == ns(1644));
   CHECK(r.llc_hit_rate == 0.0);  // every LLC lookup was a first touch
+  // L1: 11 line accesses (fc1 5, relu 2, fc2 4), of which h in relu and a in fc2 hit.
+  REQUIRE(r.hit_rates.size() == 2);
+  CHECK(r.hit_rates[0].level == "L1");
+  CHECK(r.hit_rates[0].hit_rate == Approx(2.0 / 11.0));
+  CHECK(r.hit_rates[1].level == "LLC");
+  CHECK(r.hit_rates[1].hit_rate == 0.0);
 }
 
 TEST_CASE("a CPU op pays its dispatch overhead before its work") {

@@ -15,15 +15,15 @@ fusim = sys.argv[4] if len(sys.argv) > 4 else None
 os.makedirs(work, exist_ok=True)
 tool = os.path.join(source, "scripts", script + ".py")
 
-CSV = """trace,caches.L2.size,dram.channels,ordering,optimizer,step_time_ms,speedup_vs_eager,dram_bytes,llc_hit_rate,peak_memory_bytes
-t.json,1048576,1,eager,adam,12,1,1000,0.5,4096
-t.json,1048576,1,backward-fused,adam,11,1.090909,900,0.5,4096
-t.json,1048576,2,eager,adam,11,1,1000,0.5,4096
-t.json,1048576,2,backward-fused,adam,10,1.1,900,0.5,4096
-t.json,4194304,1,eager,adam,12,1,1000,0.8,4096
-t.json,4194304,1,backward-fused,adam,8,1.5,700,0.8,4096
-t.json,4194304,2,eager,adam,11,1,1000,0.8,4096
-t.json,4194304,2,backward-fused,adam,7,1.571429,700,0.8,4096
+CSV = """trace,caches.L2.size,dram.channels,ordering,optimizer,step_time_ms,speedup_vs_eager,dram_bytes,llc_hit_rate,peak_memory_bytes,hit_rate.L1,hit_rate.L2
+t.json,1048576,1,eager,adam,12,1,1000,0.5,4096,0.25,0.5
+t.json,1048576,1,backward-fused,adam,11,1.090909,900,0.5,4096,0.25,0.5
+t.json,1048576,2,eager,adam,11,1,1000,0.5,4096,0.25,0.5
+t.json,1048576,2,backward-fused,adam,10,1.1,900,0.5,4096,0.25,0.5
+t.json,4194304,1,eager,adam,12,1,1000,0.8,4096,0.25,0.8
+t.json,4194304,1,backward-fused,adam,8,1.5,700,0.8,4096,0.25,0.8
+t.json,4194304,2,eager,adam,11,1,1000,0.8,4096,0.25,0.8
+t.json,4194304,2,backward-fused,adam,7,1.571429,700,0.8,4096,0.25,0.8
 """
 
 
@@ -57,6 +57,9 @@ if script == "plot_sweep":
     commands.append([tool, csv_path, "--x", "caches.L2.size", "--y", "speedup_vs_eager",
                      "--hue", "ordering", "--facet", "dram.channels",
                      "-o", os.path.join(work, "sweep_line.png")])
+    commands.append([tool, csv_path, "--x", "caches.L2.size", "--y", "hit_rate.L2",
+                     "--hue", "ordering", "--facet", "dram.channels",
+                     "-o", os.path.join(work, "sweep_hit_rate.png")])
     commands.append([tool, csv_path, "--x", "caches.L2.size", "--y", "dram.channels",
                      "--z", "step_time_ms", "--where", "ordering=backward-fused",
                      "-o", os.path.join(work, "sweep_heat.png")])

@@ -3,7 +3,8 @@
 //   eager           12 ms
 //   backward-fused  12 ms - 1 ms per MiB of caches.L2.size (default 1 MiB)
 //   forward-fused   12 ms - 2 ms per MiB
-// dram_bytes = 1000 * channels (default 1), llc_hit_rate = 1 - 1/(MiB+1), peak 4096 B per
+// dram_bytes = 1000 * channels (default 1), llc_hit_rate = 1 - 1/(MiB+1) (its levels: L1
+// always 0.25, L2 the same as llc_hit_rate), peak 4096 B per
 // trace index + 1, and each run sleeps a little (longer for low units) so that threads
 // finish out of order.
 #include <chrono>
@@ -35,6 +36,8 @@ class FakeEvaluator : public Evaluator {
         throw InputError("fake-machine", path, "a positive integer, got " + value.dump());
   }
 
+  std::vector<std::string> cache_levels() const override { return {"L1", "L2"}; }
+
   exec::RunResult run(const PointSetup& point, const std::string& ordering,
                       const std::string& optimizer) const override {
     std::int64_t mib = 1, channels = 1;
@@ -54,6 +57,7 @@ class FakeEvaluator : public Evaluator {
                                                  : 12 * ms - 2 * mib * ms;
     r.dram_bytes = 1000 * channels;
     r.llc_hit_rate = 1.0 - 1.0 / static_cast<double>(mib + 1);
+    r.hit_rates = {{"L1", 0.25}, {"L2", r.llc_hit_rate}};
     r.peak_memory_bytes = 4096 * static_cast<std::int64_t>(point.trace + 1);
     return r;
   }

@@ -62,6 +62,22 @@ TEST_CASE("one row per point x optimizer x ordering; speedups against eager at t
   CHECK(run_to(l2_study(), FakeEvaluator{}, temp_path("rows.csv"), 1) == expected);
 }
 
+TEST_CASE("a hit_rate column per cache level, after the other results") {
+  Study study(Grid({"t.json"}, {parse_axis("caches.L2.size=3MiB")}), {"eager"}, {"adam"});
+  FakeEvaluator ev;
+  study.set_cache_levels(ev.cache_levels());
+  CHECK(run_to(study, ev, temp_path("levels.csv"), 1) ==
+        "trace,caches.L2.size,ordering,optimizer,step_time_ms,speedup_vs_eager,dram_bytes,"
+        "llc_hit_rate,peak_memory_bytes,hit_rate.L1,hit_rate.L2\n"
+        "t.json,3145728,eager,adam,12,1,1000,0.75,4096,0.25,0.75\n");  // 1 - 1/4
+  // A level a result does not report is left empty.
+  study.set_cache_levels({"L1", "L3"});
+  CHECK(run_to(study, ev, temp_path("levels3.csv"), 1) ==
+        "trace,caches.L2.size,ordering,optimizer,step_time_ms,speedup_vs_eager,dram_bytes,"
+        "llc_hit_rate,peak_memory_bytes,hit_rate.L1,hit_rate.L3\n"
+        "t.json,3145728,eager,adam,12,1,1000,0.75,4096,0.25,\n");
+}
+
 TEST_CASE("speedup is against eager even when eager is not listed") {
   Study study(Grid({"t.json"}, {parse_axis("caches.L2.size=2MiB")}), {"forward-fused"},
               {"sgd", "adam"});

@@ -1,7 +1,7 @@
 # cmake -DFUSIM=build/fusim -DMPIEXEC=... -DWORK=dir -P sweep_cli.cmake
 # End to end on the real simulator (a small MLP on a CPU preset, block fidelity):
 #  1. a bad --set value or path fails with exit code 2 naming it, before any file is written;
-#  2. --jobs 1 and --jobs 2 write the same bytes;
+#  2. --jobs 1 and --jobs 2 write the same bytes, with a hit_rate column per cache level;
 #  3. a file cut mid-row (what a kill leaves) is completed by --resume to the same bytes;
 #  4. with MPI: 2 ranks write the same bytes as one process.
 file(REMOVE_RECURSE ${WORK})
@@ -40,6 +40,10 @@ file(STRINGS ${WORK}/one.csv lines)
 list(LENGTH lines n)
 if(NOT n EQUAL 9)  # header + 4 points x 1 optimizer x 2 orderings
   message(FATAL_ERROR "expected 9 lines, got ${n}")
+endif()
+list(GET lines 0 header)
+if(NOT header MATCHES ",peak_memory_bytes,hit_rate\\.L1,hit_rate\\.L2,hit_rate\\.LLC$")
+  message(FATAL_ERROR "expected a hit_rate column per cache level of the Xeon, got ${header}")
 endif()
 
 # A kill in the middle of the 5th row: keep the header, 4 rows and part of the next.
