@@ -6,77 +6,12 @@
 #include <fmt/format.h>
 #include <catch2/catch.hpp>
 
-#include "dram_test_util.h"
 #include "mem/dram/address_mapping.h"
-#include "mem/dram/trace_replay.h"
+#include "replay_compare.h"
 
 using namespace fusim;
 using namespace fusim::dram;
 using namespace fusim::dram::testing;
-
-namespace {
-
-struct Replayed {
-  ReplayResult result;
-  std::vector<std::vector<IssuedCommand>> per_channel;
-  Tick final_tick = 0;
-};
-
-Replayed replay(const DramSpec& spec, const std::vector<TraceRequest>& trace, ReplayDriver driver,
-                std::uint32_t bytes = 64) {
-  EventQueue queue;
-  DramSystem dram(spec, queue);
-  Replayed out;
-  out.per_channel.resize(spec.org.logical_channels());
-  dram.set_command_observer(
-      [&out](const IssuedCommand& c) { out.per_channel[c.channel].push_back(c); });
-  out.result = replay_trace(dram, queue, trace, kNoCycle, bytes, driver);
-  out.final_tick = queue.now();
-  return out;
-}
-
-void require_same(const Replayed& a, const Replayed& b, const std::string& label) {
-  INFO(label);
-  REQUIRE(a.per_channel.size() == b.per_channel.size());
-  for (std::size_t ch = 0; ch < a.per_channel.size(); ++ch) {
-    const auto& x = a.per_channel[ch];
-    const auto& y = b.per_channel[ch];
-    INFO("channel " << ch);
-    REQUIRE(x.size() == y.size());
-    for (std::size_t i = 0; i < x.size(); ++i) {
-      INFO("command " << i << " at cycle " << x[i].cycle << " vs " << y[i].cycle);
-      REQUIRE(x[i].cycle == y[i].cycle);
-      REQUIRE(x[i].command == y[i].command);
-      REQUIRE(x[i].rank == y[i].rank);
-      REQUIRE(x[i].bankgroup == y[i].bankgroup);
-      REQUIRE(x[i].bank == y[i].bank);
-      REQUIRE(x[i].row == y[i].row);
-    }
-  }
-  const DramStats& s = a.result.stats;
-  const DramStats& t = b.result.stats;
-  CHECK(a.final_tick == b.final_tick);
-  CHECK(a.result.cycles == b.result.cycles);
-  CHECK(a.result.sent == b.result.sent);
-  CHECK(s.elapsed == t.elapsed);
-  CHECK(s.reads == t.reads);
-  CHECK(s.writes == t.writes);
-  CHECK(s.row_hits == t.row_hits);
-  CHECK(s.row_misses == t.row_misses);
-  CHECK(s.row_conflicts == t.row_conflicts);
-  CHECK(s.refreshes == t.refreshes);
-  CHECK(s.per_bank_refreshes == t.per_bank_refreshes);
-  CHECK(s.bank_open_cycles == t.bank_open_cycles);
-  CHECK(s.read_latency.count() == t.read_latency.count());
-  CHECK(s.read_latency.mean() == t.read_latency.mean());  // sums of integer cycles
-  CHECK(s.write_latency.mean() == t.write_latency.mean());
-  for (const double q : {0.01, 0.5, 0.9, 0.99, 1.0}) {
-    CHECK(s.read_latency.percentile(q) == t.read_latency.percentile(q));
-    CHECK(s.write_latency.percentile(q) == t.write_latency.percentile(q));
-  }
-}
-
-}  // namespace
 
 TEST_CASE("direct replay issues the event-driven replay's commands, channel by channel") {
   struct Case {

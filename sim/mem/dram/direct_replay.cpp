@@ -32,7 +32,8 @@
 namespace fusim::dram {
 
 bool DramSystem::direct_replay_ok() const {
-  return queue_.empty() && queue_.now() == 0 && live_ == 0 && !completion_ && !retry_;
+  return queue_.empty() && queue_.now() == 0 && live_ == 0 && !completion_ && !retry_ &&
+         wake_mode_ == WakeMode::PerChannel;
 }
 
 void DramSystem::issue_direct(int ch) {

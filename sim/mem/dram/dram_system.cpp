@@ -122,6 +122,7 @@ void DramSystem::send(const mem::MemRequest& request) {
 }
 
 void DramSystem::ensure_wake(int ch) {
+  if (wake_mode_ == WakeMode::Lookahead) return ensure_window(ch);
   const Cycle next = channels_[ch]->next_cycle();
   if (direct_) direct_next_[ch] = next;
   if (next == kNoCycle) return;
@@ -188,6 +189,8 @@ void DramSystem::served(const ColumnServed& s) {
     queue_.schedule(std::max(queue_.now(), clock_.cycles(s.issued)), Priority::Compute,
                     [this] { retry_(); });
   }
+  FUSIM_ASSERT(wake_mode_ != WakeMode::Lookahead || clock_.cycles(s.done) >= horizon_,
+               "DRAM lookahead window longer than the earliest completion");
   if (--slot.atoms_left != 0) return;
   const Cycle latency = slot.done - slot.arrival;
   if (r.is_write) {
@@ -244,7 +247,10 @@ DramStats DramSystem::stats() const {
 }
 
 std::unique_ptr<DramSystem> make_dram_system(const JsonView& dram_section, EventQueue& queue) {
-  return std::make_unique<DramSystem>(load_dram_spec(dram_section), queue, dram_section.file());
+  auto system =
+      std::make_unique<DramSystem>(load_dram_spec(dram_section), queue, dram_section.file());
+  system->set_wake_mode(WakeMode::Lookahead);
+  return system;
 }
 
 }  // namespace fusim::dram

@@ -1,10 +1,20 @@
 #pragma once
 // The DRAM system as the rest of fusim sees it: a mem::MemoryPort over one controller per
-// (pseudo-)channel, driven by the shared EventQueue. No per-cycle ticking: each channel
-// has at most one pending wake-up event, at the cycle its next command can issue, and
-// issues every command it can before the next event of anybody else in the queue (nothing
-// can reach it before that event, so running ahead is exact). Completions are delivered
-// by events (Priority::Response) at the tick the last data beat is back.
+// (pseudo-)channel, driven by the shared EventQueue. No per-cycle ticking; two ways to wake
+// the channels (WakeMode), which issue the same commands at the same cycles:
+//  - PerChannel (the default, trace replay): each channel has at most one pending wake-up
+//    event, at the cycle its next command can issue, and issues every command it can before
+//    the next event of anybody else in the queue (nothing can reach it before that event,
+//    so running ahead is exact). With many busy channels their wake-ups stop each other's
+//    run-ahead: about one event per command.
+//  - Lookahead (a machine's DRAM, make_dram_system): one wake-up event for the system. It
+//    runs every channel, one after the other, up to a horizon: the next event of anybody
+//    else, and no later than the earliest data a command at or after now can return
+//    (min(tCL, tCWL) + tBL cycles: channels affect the rest only through completions, so
+//    nothing the window does can reach anybody before the horizon). While a refused sender
+//    waits for a retry (due at the next column command) the window is one tick.
+// Completions are delivered by events (Priority::Response) at the tick the last data beat
+// is back.
 //
 // Requests larger than one access atom (bus bytes x BL: 64 B on DDR4/DDR5, 32 B on HBM
 // pseudo-channels) are split into atoms, each mapped on its own; the request completes
@@ -27,6 +37,8 @@ namespace fusim::dram {
 
 struct TraceRequest;
 
+enum class WakeMode { PerChannel, Lookahead };
+
 class DramSystem final : public mem::MemoryPort {
  public:
   // `file` names where the spec came from, for scheduler/mapping errors.
@@ -38,6 +50,9 @@ class DramSystem final : public mem::MemoryPort {
 
   // Called once (from an event at the tick a queue entry frees) after will_accept refused.
   void set_retry(std::function<void()> retry) override { retry_ = std::move(retry); }
+  // Before the first send only.
+  void set_wake_mode(WakeMode mode);
+  WakeMode wake_mode() const { return wake_mode_; }
   // Every issued command, in issue order per channel (protocol checker, command traces).
   void set_command_observer(CommandObserver observer);
 
@@ -64,8 +79,8 @@ class DramSystem final : public mem::MemoryPort {
   // interleaving of different channels' same-cycle commands seen by an observer may differ.
   // Requires direct_replay_ok(). Returns the number of requests sent (all of them).
   std::uint64_t replay_direct(const TraceRequest* trace, std::size_t count, std::uint32_t bytes);
-  // A fresh system (queue empty at tick 0, nothing in flight), no completion or retry
-  // callback.
+  // A fresh system (queue empty at tick 0, nothing in flight) in WakeMode::PerChannel, no
+  // completion or retry callback.
   bool direct_replay_ok() const;
   bool observed() const { return static_cast<bool>(observer_); }
   int channel_count() const { return static_cast<int>(channels_.size()); }
@@ -93,6 +108,8 @@ class DramSystem final : public mem::MemoryPort {
   void run_channel(int channel);
   void wake(int channel);
   void ensure_wake(int channel);
+  void ensure_window(int channel);  // Lookahead (lookahead.cpp)
+  void run_window();
   void served(const ColumnServed& s);
   void complete(std::uint32_t token);
   Tick now() const { return direct_ ? direct_now_ : queue_.now(); }
@@ -108,6 +125,14 @@ class DramSystem final : public mem::MemoryPort {
   DramStats stats_;
   std::vector<std::unique_ptr<ChannelController>> channels_;
   std::vector<Tick> wake_at_;  // the pending wake-up event of each channel, kNever if none
+  WakeMode wake_mode_ = WakeMode::PerChannel;
+  // Lookahead: the system's pending wake-up, the channels with requests queued (once each),
+  // and the window's length in ticks.
+  Tick window_at_ = kNever;
+  std::vector<int> busy_;
+  std::vector<bool> in_busy_;
+  Tick lookahead_ = 0;
+  Tick horizon_ = 0;  // of the window being run (served() checks completions against it)
   std::vector<Slot> slots_;
   std::uint32_t free_slot_ = UINT32_MAX;
   std::size_t live_ = 0;
@@ -129,7 +154,8 @@ class DramSystem final : public mem::MemoryPort {
   std::vector<std::uint64_t> touched_;  // per channel: the last action that touched it
 };
 
-// Builds the DRAM of a machine from its "dram" object ({"preset": name-or-path, ...}).
+// Builds the DRAM of a machine from its "dram" object ({"preset": name-or-path, ...}), in
+// WakeMode::Lookahead.
 std::unique_ptr<DramSystem> make_dram_system(const JsonView& dram_section, EventQueue& queue);
 
 }  // namespace fusim::dram
