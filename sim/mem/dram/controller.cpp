@@ -29,6 +29,9 @@ ChannelController::ChannelController(const DramSpec& spec, int channel,
       open_in_rank_(spec.org.ranks, 0),
       refresh_due_(spec.org.ranks),
       refresh_bank_(spec.org.ranks, 0),
+      block_at_(spec.org.banks_per_channel(), kNoCycle),
+      reads_(read_cap_),
+      writes_(write_cap_),
       order_(scheduler_->order()),
       bank_queues_(2 * static_cast<std::size_t>(spec.org.banks_per_channel())),
       words_((static_cast<std::size_t>(spec.org.banks_per_channel()) + 63) / 64) {
@@ -43,9 +46,16 @@ ChannelController::ChannelController(const DramSpec& spec, int channel,
   // Ranks refresh staggered over the interval so they are not all busy at once.
   for (int r = 0; r < spec.org.ranks; ++r) {
     refresh_due_[r] = refresh_interval_ + r * refresh_interval_ / spec.org.ranks;
+    update_block_at(r);
   }
-  reads_.reserve(read_cap_);
-  writes_.reserve(write_cap_);
+}
+
+void ChannelController::update_block_at(int r) {
+  const bool all_bank = spec_.ctrl.refresh == RefreshMode::AllBank;
+  for (int b = r * banks_per_rank_; b < (r + 1) * banks_per_rank_; ++b) {
+    block_at_[b] =
+        all_bank || b == r * banks_per_rank_ + refresh_bank_[r] ? refresh_due_[r] : kNoCycle;
+  }
 }
 
 void ChannelController::enqueue(const QueueEntry& e, bool whole_block) {
@@ -56,20 +66,21 @@ void ChannelController::enqueue(const QueueEntry& e, bool whole_block) {
   // (a write that becomes eligible when writes reach the watermark) issues now, not then.
   floor_ = std::max(floor_, e.arrival);
   const int q = e.is_write ? 1 : 0;
-  (q ? writes_ : reads_).push_back(e);
-  QueueEntry& added = (q ? writes_ : reads_).back();
+  RequestQueue& queue = q ? writes_ : reads_;
+  const int slot = queue.push_back(e);
+  QueueEntry& added = queue[slot];
   added.seq = next_seq_++;
   // The newest request: it changes a clean summary only where the bank had none of its kind.
   BankQueue& bq = bank_queues_[q * banks_.size() + e.flat_bank];
   if (!bq.dirty) {
     if (banks_[e.flat_bank].open_row >= 0 && banks_[e.flat_bank].open_row == e.row) {
-      if (bq.hit_seq == kNone) bq.hit_seq = added.seq, bq.stale = true;
+      if (bq.hit_seq == kNone) bq.hit_seq = added.seq, bq.hit_slot = slot, bq.stale = true;
     } else if (bq.other_seq == kNone) {
-      bq.other_seq = added.seq, bq.stale = true;
+      bq.other_seq = added.seq, bq.other_slot = slot, bq.stale = true;
     }
   }
   ++bq.count;
-  bank_entries_[q * banks_.size() + e.flat_bank].push_back(BankEntry{added.seq, added.row});
+  bank_entries_[q * banks_.size() + e.flat_bank].push_back(BankEntry{added.seq, added.row, slot});
   occupied_[q * words_ + e.flat_bank / 64] |= std::uint64_t{1} << (e.flat_bank % 64);
   if (decided_ && !update_decision(q, e.flat_bank)) decided_ = false;
 }
@@ -93,7 +104,7 @@ ColumnServed ChannelController::issue() {
     auto& q = write_mode_ ? writes_ : reads_;
     const QueueEntry e = q[d.entry];
     execute(d);
-    q.erase(q.begin() + d.entry);
+    q.erase(d.entry);
     const int qi = e.is_write ? 1 : 0;
     BankQueue& bq = bank_queues_[qi * banks_.size() + e.flat_bank];
     auto& entries = bank_entries_[qi * banks_.size() + e.flat_bank];
@@ -215,13 +226,14 @@ void ChannelController::rescan(int q, int bank) {
   BankQueue& bq = bank_queues_[q * banks_.size() + bank];
   const std::int64_t open = banks_[bank].open_row;
   bq.hit_seq = bq.other_seq = kNone;
+  bq.hit_slot = bq.other_slot = -1;
   bq.dirty = false;
   bq.stale = true;
   for (const BankEntry& e : bank_entries_[q * banks_.size() + bank]) {
     if (open >= 0 && e.row == open) {
-      if (bq.hit_seq == kNone) bq.hit_seq = e.seq;
+      if (bq.hit_seq == kNone) bq.hit_seq = e.seq, bq.hit_slot = e.slot;
     } else if (bq.other_seq == kNone) {
-      bq.other_seq = e.seq;
+      bq.other_seq = e.seq, bq.other_slot = e.slot;
     }
     if (bq.hit_seq != kNone && bq.other_seq != kNone) return;
   }
@@ -308,11 +320,13 @@ void ChannelController::execute(const Decision& d) {
     case Command::REFab:
       ++stats_.refreshes;
       refresh_due_[d.rank] += refresh_interval_;
+      update_block_at(d.rank);
       break;
     case Command::REFpb:
       ++stats_.per_bank_refreshes;
       refresh_bank_[d.rank] = (refresh_bank_[d.rank] + 1) % banks_per_rank_;
       refresh_due_[d.rank] += refresh_interval_;
+      update_block_at(d.rank);
       break;
   }
 }
