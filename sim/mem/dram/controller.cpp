@@ -30,13 +30,12 @@ ChannelController::ChannelController(const DramSpec& spec, int channel,
       refresh_due_(spec.org.ranks),
       refresh_bank_(spec.org.ranks, 0),
       block_at_(spec.org.banks_per_channel(), kNoCycle),
-      reads_(read_cap_),
-      writes_(write_cap_),
+      reads_(read_cap_, spec.org.banks_per_channel()),
+      writes_(write_cap_, spec.org.banks_per_channel()),
       order_(scheduler_->order()),
       bank_queues_(2 * static_cast<std::size_t>(spec.org.banks_per_channel())),
       words_((static_cast<std::size_t>(spec.org.banks_per_channel()) + 63) / 64) {
   occupied_.assign(2 * words_, 0);
-  bank_entries_.resize(bank_queues_.size());
   for (int b = 0; b < spec.org.banks_per_channel(); ++b) {
     bank_rank_.push_back(static_cast<std::uint8_t>(b / banks_per_rank_));
     bank_group_.push_back(static_cast<std::uint8_t>((b % banks_per_rank_) / banks_per_group_));
@@ -80,13 +79,26 @@ void ChannelController::enqueue(const QueueEntry& e, bool whole_block) {
     }
   }
   ++bq.count;
-  bank_entries_[q * banks_.size() + e.flat_bank].push_back(BankEntry{added.seq, added.row, slot});
   occupied_[q * words_ + e.flat_bank / 64] |= std::uint64_t{1} << (e.flat_bank % 64);
   if (decided_ && !update_decision(q, e.flat_bank)) decided_ = false;
 }
 
 void ChannelController::catch_up(Cycle until) {
   FUSIM_ASSERT(idle(), "catch_up with requests queued");
+  // An idle channel's only commands are policy closes and refreshes, and a refresh (or the
+  // precharge before it) never issues before its due cycle: with no close pending and every
+  // rank due at or after `until`, decide() would find nothing before it and only leave the
+  // write mode, so that is all there is to do (the usual case for a channel that idles
+  // between requests, e.g. an HBM pseudo-channel at moderate load).
+  if (closable_.empty()) {
+    Cycle due = kNoCycle;
+    for (const Cycle d : refresh_due_) due = std::min(due, d);
+    if (due >= until) {
+      write_mode_ = false;
+      decided_ = false;
+      return;
+    }
+  }
   for (;;) {
     decide();
     if (decision_.cycle >= until) break;
@@ -107,9 +119,6 @@ ColumnServed ChannelController::issue() {
     q.erase(d.entry);
     const int qi = e.is_write ? 1 : 0;
     BankQueue& bq = bank_queues_[qi * banks_.size() + e.flat_bank];
-    auto& entries = bank_entries_[qi * banks_.size() + e.flat_bank];
-    entries.erase(std::find_if(entries.begin(), entries.end(),
-                               [&e](const BankEntry& b) { return b.seq == e.seq; }));
     if (--bq.count == 0) {
       bq = BankQueue{};
       occupied_[qi * words_ + e.flat_bank / 64] &= ~(std::uint64_t{1} << (e.flat_bank % 64));
@@ -229,11 +238,13 @@ void ChannelController::rescan(int q, int bank) {
   bq.hit_slot = bq.other_slot = -1;
   bq.dirty = false;
   bq.stale = true;
-  for (const BankEntry& e : bank_entries_[q * banks_.size() + bank]) {
+  const RequestQueue& queue = q ? writes_ : reads_;
+  for (int s = queue.bank_first(bank); s != RequestQueue::kEnd; s = queue.bank_next(s)) {
+    const QueueEntry& e = queue[s];
     if (open >= 0 && e.row == open) {
-      if (bq.hit_seq == kNone) bq.hit_seq = e.seq, bq.hit_slot = e.slot;
+      if (bq.hit_seq == kNone) bq.hit_seq = e.seq, bq.hit_slot = s;
     } else if (bq.other_seq == kNone) {
-      bq.other_seq = e.seq, bq.other_slot = e.slot;
+      bq.other_seq = e.seq, bq.other_slot = s;
     }
     if (bq.hit_seq != kNone && bq.other_seq != kNone) return;
   }

@@ -190,14 +190,6 @@ class ChannelController {
   // [queue * banks + bank], queue 0 reads, 1 writes; occupied_: banks with requests queued,
   // one bit per bank, [queue * words + word].
   std::vector<BankQueue> bank_queues_;
-  // The same [queue * banks + bank]: that bank's queued requests, (age, row) in age order,
-  // so that rescan() reads a bank's few requests instead of the whole queue.
-  struct BankEntry {
-    std::uint64_t seq;
-    std::int64_t row;
-    int slot;
-  };
-  std::vector<std::vector<BankEntry>> bank_entries_;
   std::vector<std::uint64_t> occupied_;
   std::size_t words_;
   std::vector<Candidate> candidates_;
