@@ -116,12 +116,25 @@ ColumnServed ChannelController::issue() {
     auto& q = write_mode_ ? writes_ : reads_;
     const QueueEntry e = q[d.entry];
     execute(d);
+    const int younger = q.bank_next(d.entry);
     q.erase(d.entry);
     const int qi = e.is_write ? 1 : 0;
     BankQueue& bq = bank_queues_[qi * banks_.size() + e.flat_bank];
     if (--bq.count == 0) {
       bq = BankQueue{};
       occupied_[qi * words_ + e.flat_bank / 64] &= ~(std::uint64_t{1} << (e.flat_bank % 64));
+    } else if (e.seq == bq.hit_seq && !bq.dirty) {
+      // The bank's oldest hit left and its row stays open: the oldest other request is
+      // the same, and the next hit is among the younger requests (in a stream, the next).
+      bq.hit_seq = kNone, bq.hit_slot = -1;
+      const std::int64_t open = banks_[e.flat_bank].open_row;
+      for (int s = younger; s != RequestQueue::kEnd; s = q.bank_next(s)) {
+        if (q[s].row == open) {
+          bq.hit_seq = q[s].seq, bq.hit_slot = s;
+          break;
+        }
+      }
+      bq.stale = true;
     } else if (e.seq == bq.hit_seq || e.seq == bq.other_seq) {
       bq.dirty = bq.stale = true;
     }
@@ -239,6 +252,11 @@ void ChannelController::rescan(int q, int bank) {
   bq.dirty = false;
   bq.stale = true;
   const RequestQueue& queue = q ? writes_ : reads_;
+  if (open < 0) {  // a closed bank: no hits, the oldest is the oldest other
+    const int s = queue.bank_first(bank);
+    if (s != RequestQueue::kEnd) bq.other_seq = queue[s].seq, bq.other_slot = s;
+    return;
+  }
   for (int s = queue.bank_first(bank); s != RequestQueue::kEnd; s = queue.bank_next(s)) {
     const QueueEntry& e = queue[s];
     if (open >= 0 && e.row == open) {
