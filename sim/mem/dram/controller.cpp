@@ -173,7 +173,9 @@ void ChannelController::decide() {
 
   const bool all_bank = spec_.ctrl.refresh == RefreshMode::AllBank;
   // Requests of the active queue.
-  Decision request;
+  // (The three parts are worked out in place, where update_decision finds them.)
+  Decision& request = request_;
+  request = Decision{};
   if (order_ == Scheduler::Order::Generic)
     decide_requests_generic(base, all_bank, request);
   else
@@ -181,7 +183,8 @@ void ChannelController::decide() {
   const int q = write_mode_ ? 1 : 0;
 
   // Row-policy precharges (closed, open-timeout, open-cap).
-  Decision close;
+  Decision& close = close_;
+  close = Decision{};
   for (int bank : closable_) {
     const BankState& b = banks_[bank];
     if (b.open_row < 0) continue;
@@ -203,7 +206,8 @@ void ChannelController::decide() {
   // refresh command never issues before its due cycle, so a rank due after the request or
   // close found above cannot win (it would lose even a tie) and is not looked at.
   const Cycle bound = std::min(request.cycle, close.cycle);
-  Decision refresh;
+  Decision& refresh = refresh_;
+  refresh = Decision{};
   for (int r = 0; r < static_cast<int>(refresh_due_.size()); ++r) {
     const Cycle low = std::max(base, refresh_due_[r]);
     if (low > bound || low >= refresh.cycle) continue;
@@ -232,10 +236,10 @@ void ChannelController::decide() {
   }
 
   // Refresh wins ties, then requests, then policy closes.
-  decision_ = refresh;
-  if (request.cycle < decision_.cycle) decision_ = request;
-  if (close.cycle < decision_.cycle) decision_ = close;
-  refresh_ = refresh, request_ = request, close_ = close;
+  const Decision* chosen = &refresh;
+  if (request.cycle < chosen->cycle) chosen = &request;
+  if (close.cycle < chosen->cycle) chosen = &close;
+  decision_ = *chosen;
 }
 
 ChannelController::BankQueue& ChannelController::bank_queue(int q, int bank) {
