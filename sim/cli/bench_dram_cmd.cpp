@@ -13,6 +13,7 @@
 #include <ctime>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "cli/commands.h"
 #include "cli/output_format.h"
@@ -25,10 +26,12 @@ namespace {
 struct BenchDramOptions {
   std::uint64_t requests = 2'000'000;
   std::string driver = "direct";
+  std::vector<std::string> only;  // scenario keys; empty = all
   OutputFormat format;
 };
 
 struct Scenario {
+  const char* key;
   const char* name;
   const char* preset;
   dram::TracePattern pattern;
@@ -37,15 +40,17 @@ struct Scenario {
 void run_bench_dram(const BenchDramOptions& opt) {
   if (opt.requests < 1000) throw InputError("--requests: expected at least 1000");
   const Scenario scenarios[] = {
-      {"ddr4-3200 1ch random", "ddr4-3200", dram::TracePattern::Random},
-      {"ddr4-3200 1ch stream", "ddr4-3200", dram::TracePattern::Stream},
-      {"hbm3 16ch x 2pc random", "hbm3", dram::TracePattern::Random},
-      {"hbm3 16ch x 2pc stream", "hbm3", dram::TracePattern::Stream},
+      {"ddr4-random", "ddr4-3200 1ch random", "ddr4-3200", dram::TracePattern::Random},
+      {"ddr4-stream", "ddr4-3200 1ch stream", "ddr4-3200", dram::TracePattern::Stream},
+      {"hbm3-random", "hbm3 16ch x 2pc random", "hbm3", dram::TracePattern::Random},
+      {"hbm3-stream", "hbm3 16ch x 2pc stream", "hbm3", dram::TracePattern::Stream},
   };
   Table table({"scenario", "requests", "simulated_us", "bandwidth_GBps", "wall_s", "cpu_s",
                "requests_per_s", "requests_per_cpu_s"});
   nlohmann::json rows = nlohmann::json::array();
   for (const Scenario& sc : scenarios) {
+    if (!opt.only.empty() && std::find(opt.only.begin(), opt.only.end(), sc.key) == opt.only.end())
+      continue;
     const dram::DramSpec spec = dram::load_dram_preset(sc.preset);
     dram::TraceGenOptions o;
     o.pattern = sc.pattern;
@@ -109,6 +114,10 @@ void add_bench_dram_command(CLI::App& bench) {
                   "event queue (as in simulate). Both issue the same commands.")
       ->check(CLI::IsMember({"direct", "events"}))
       ->capture_default_str();
+  cmd->add_option("--scenario", opt->only,
+                  "Run only these scenarios (repeatable; default: all four), e.g. to profile\n"
+                  "one of them")
+      ->check(CLI::IsMember({"ddr4-random", "ddr4-stream", "hbm3-random", "hbm3-stream"}));
   add_output_flags(cmd, opt->format);
   cmd->callback([opt] { run_bench_dram(*opt); });
 }

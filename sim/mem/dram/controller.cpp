@@ -29,11 +29,13 @@ ChannelController::ChannelController(const DramSpec& spec, int channel,
       open_in_rank_(spec.org.ranks, 0),
       refresh_due_(spec.org.ranks),
       refresh_bank_(spec.org.ranks, 0),
+      block_at_(spec.org.banks_per_channel(), kNoCycle),
+      reads_(read_cap_, spec.org.banks_per_channel()),
+      writes_(write_cap_, spec.org.banks_per_channel()),
       order_(scheduler_->order()),
       bank_queues_(2 * static_cast<std::size_t>(spec.org.banks_per_channel())),
       words_((static_cast<std::size_t>(spec.org.banks_per_channel()) + 63) / 64) {
   occupied_.assign(2 * words_, 0);
-  bank_entries_.resize(bank_queues_.size());
   for (int b = 0; b < spec.org.banks_per_channel(); ++b) {
     bank_rank_.push_back(static_cast<std::uint8_t>(b / banks_per_rank_));
     bank_group_.push_back(static_cast<std::uint8_t>((b % banks_per_rank_) / banks_per_group_));
@@ -43,9 +45,16 @@ ChannelController::ChannelController(const DramSpec& spec, int channel,
   // Ranks refresh staggered over the interval so they are not all busy at once.
   for (int r = 0; r < spec.org.ranks; ++r) {
     refresh_due_[r] = refresh_interval_ + r * refresh_interval_ / spec.org.ranks;
+    update_block_at(r);
   }
-  reads_.reserve(read_cap_);
-  writes_.reserve(write_cap_);
+}
+
+void ChannelController::update_block_at(int r) {
+  const bool all_bank = spec_.ctrl.refresh == RefreshMode::AllBank;
+  for (int b = r * banks_per_rank_; b < (r + 1) * banks_per_rank_; ++b) {
+    block_at_[b] =
+        all_bank || b == r * banks_per_rank_ + refresh_bank_[r] ? refresh_due_[r] : kNoCycle;
+  }
 }
 
 void ChannelController::enqueue(const QueueEntry& e, bool whole_block) {
@@ -56,26 +65,40 @@ void ChannelController::enqueue(const QueueEntry& e, bool whole_block) {
   // (a write that becomes eligible when writes reach the watermark) issues now, not then.
   floor_ = std::max(floor_, e.arrival);
   const int q = e.is_write ? 1 : 0;
-  (q ? writes_ : reads_).push_back(e);
-  QueueEntry& added = (q ? writes_ : reads_).back();
+  RequestQueue& queue = q ? writes_ : reads_;
+  const int slot = queue.push_back(e);
+  QueueEntry& added = queue[slot];
   added.seq = next_seq_++;
   // The newest request: it changes a clean summary only where the bank had none of its kind.
   BankQueue& bq = bank_queues_[q * banks_.size() + e.flat_bank];
   if (!bq.dirty) {
     if (banks_[e.flat_bank].open_row >= 0 && banks_[e.flat_bank].open_row == e.row) {
-      if (bq.hit_seq == kNone) bq.hit_seq = added.seq, bq.stale = true;
+      if (bq.hit_seq == kNone) bq.hit_seq = added.seq, bq.hit_slot = slot, bq.stale = true;
     } else if (bq.other_seq == kNone) {
-      bq.other_seq = added.seq, bq.stale = true;
+      bq.other_seq = added.seq, bq.other_slot = slot, bq.stale = true;
     }
   }
   ++bq.count;
-  bank_entries_[q * banks_.size() + e.flat_bank].push_back(BankEntry{added.seq, added.row});
   occupied_[q * words_ + e.flat_bank / 64] |= std::uint64_t{1} << (e.flat_bank % 64);
   if (decided_ && !update_decision(q, e.flat_bank)) decided_ = false;
 }
 
 void ChannelController::catch_up(Cycle until) {
   FUSIM_ASSERT(idle(), "catch_up with requests queued");
+  // An idle channel's only commands are policy closes and refreshes, and a refresh (or the
+  // precharge before it) never issues before its due cycle: with no close pending and every
+  // rank due at or after `until`, decide() would find nothing before it and only leave the
+  // write mode, so that is all there is to do (the usual case for a channel that idles
+  // between requests, e.g. an HBM pseudo-channel at moderate load).
+  if (closable_.empty()) {
+    Cycle due = kNoCycle;
+    for (const Cycle d : refresh_due_) due = std::min(due, d);
+    if (due >= until) {
+      write_mode_ = false;
+      decided_ = false;
+      return;
+    }
+  }
   for (;;) {
     decide();
     if (decision_.cycle >= until) break;
@@ -93,15 +116,25 @@ ColumnServed ChannelController::issue() {
     auto& q = write_mode_ ? writes_ : reads_;
     const QueueEntry e = q[d.entry];
     execute(d);
-    q.erase(q.begin() + d.entry);
+    const int younger = q.bank_next(d.entry);
+    q.erase(d.entry);
     const int qi = e.is_write ? 1 : 0;
     BankQueue& bq = bank_queues_[qi * banks_.size() + e.flat_bank];
-    auto& entries = bank_entries_[qi * banks_.size() + e.flat_bank];
-    entries.erase(std::find_if(entries.begin(), entries.end(),
-                               [&e](const BankEntry& b) { return b.seq == e.seq; }));
     if (--bq.count == 0) {
       bq = BankQueue{};
       occupied_[qi * words_ + e.flat_bank / 64] &= ~(std::uint64_t{1} << (e.flat_bank % 64));
+    } else if (e.seq == bq.hit_seq && !bq.dirty) {
+      // The bank's oldest hit left and its row stays open: the oldest other request is
+      // the same, and the next hit is among the younger requests (in a stream, the next).
+      bq.hit_seq = kNone, bq.hit_slot = -1;
+      const std::int64_t open = banks_[e.flat_bank].open_row;
+      for (int s = younger; s != RequestQueue::kEnd; s = q.bank_next(s)) {
+        if (q[s].row == open) {
+          bq.hit_seq = q[s].seq, bq.hit_slot = s;
+          break;
+        }
+      }
+      bq.stale = true;
     } else if (e.seq == bq.hit_seq || e.seq == bq.other_seq) {
       bq.dirty = bq.stale = true;
     }
@@ -140,7 +173,9 @@ void ChannelController::decide() {
 
   const bool all_bank = spec_.ctrl.refresh == RefreshMode::AllBank;
   // Requests of the active queue.
-  Decision request;
+  // (The three parts are worked out in place, where update_decision finds them.)
+  Decision& request = request_;
+  request = Decision{};
   if (order_ == Scheduler::Order::Generic)
     decide_requests_generic(base, all_bank, request);
   else
@@ -148,7 +183,8 @@ void ChannelController::decide() {
   const int q = write_mode_ ? 1 : 0;
 
   // Row-policy precharges (closed, open-timeout, open-cap).
-  Decision close;
+  Decision& close = close_;
+  close = Decision{};
   for (int bank : closable_) {
     const BankState& b = banks_[bank];
     if (b.open_row < 0) continue;
@@ -170,7 +206,8 @@ void ChannelController::decide() {
   // refresh command never issues before its due cycle, so a rank due after the request or
   // close found above cannot win (it would lose even a tie) and is not looked at.
   const Cycle bound = std::min(request.cycle, close.cycle);
-  Decision refresh;
+  Decision& refresh = refresh_;
+  refresh = Decision{};
   for (int r = 0; r < static_cast<int>(refresh_due_.size()); ++r) {
     const Cycle low = std::max(base, refresh_due_[r]);
     if (low > bound || low >= refresh.cycle) continue;
@@ -199,10 +236,10 @@ void ChannelController::decide() {
   }
 
   // Refresh wins ties, then requests, then policy closes.
-  decision_ = refresh;
-  if (request.cycle < decision_.cycle) decision_ = request;
-  if (close.cycle < decision_.cycle) decision_ = close;
-  refresh_ = refresh, request_ = request, close_ = close;
+  const Decision* chosen = &refresh;
+  if (request.cycle < chosen->cycle) chosen = &request;
+  if (close.cycle < chosen->cycle) chosen = &close;
+  decision_ = *chosen;
 }
 
 ChannelController::BankQueue& ChannelController::bank_queue(int q, int bank) {
@@ -215,13 +252,21 @@ void ChannelController::rescan(int q, int bank) {
   BankQueue& bq = bank_queues_[q * banks_.size() + bank];
   const std::int64_t open = banks_[bank].open_row;
   bq.hit_seq = bq.other_seq = kNone;
+  bq.hit_slot = bq.other_slot = -1;
   bq.dirty = false;
   bq.stale = true;
-  for (const BankEntry& e : bank_entries_[q * banks_.size() + bank]) {
+  const RequestQueue& queue = q ? writes_ : reads_;
+  if (open < 0) {  // a closed bank: no hits, the oldest is the oldest other
+    const int s = queue.bank_first(bank);
+    if (s != RequestQueue::kEnd) bq.other_seq = queue[s].seq, bq.other_slot = s;
+    return;
+  }
+  for (int s = queue.bank_first(bank); s != RequestQueue::kEnd; s = queue.bank_next(s)) {
+    const QueueEntry& e = queue[s];
     if (open >= 0 && e.row == open) {
-      if (bq.hit_seq == kNone) bq.hit_seq = e.seq;
+      if (bq.hit_seq == kNone) bq.hit_seq = e.seq, bq.hit_slot = s;
     } else if (bq.other_seq == kNone) {
-      bq.other_seq = e.seq;
+      bq.other_seq = e.seq, bq.other_slot = s;
     }
     if (bq.hit_seq != kNone && bq.other_seq != kNone) return;
   }
@@ -308,11 +353,13 @@ void ChannelController::execute(const Decision& d) {
     case Command::REFab:
       ++stats_.refreshes;
       refresh_due_[d.rank] += refresh_interval_;
+      update_block_at(d.rank);
       break;
     case Command::REFpb:
       ++stats_.per_bank_refreshes;
       refresh_bank_[d.rank] = (refresh_bank_[d.rank] + 1) % banks_per_rank_;
       refresh_due_[d.rank] += refresh_interval_;
+      update_block_at(d.rank);
       break;
   }
 }

@@ -11,21 +11,10 @@
 #include "mem/dram/command.h"
 #include "mem/dram/dram_spec.h"
 #include "mem/dram/dram_stats.h"
+#include "mem/dram/request_queue.h"
 #include "mem/dram/scheduler.h"
 
 namespace fusim::dram {
-
-struct QueueEntry {
-  std::int64_t row = 0;
-  std::uint32_t token = 0;  // the DramSystem's request slot
-  int requester = 0;
-  Cycle arrival = 0;
-  std::uint16_t flat_bank = 0;
-  std::uint8_t rank = 0, bankgroup = 0, bank = 0;
-  std::uint8_t outcome = 0;  // 0 undecided, then kHit / kMiss / kConflict
-  bool is_write = false;
-  std::uint64_t seq = 0;  // set by enqueue: age order within the channel (queues stay sorted)
-};
 
 // A column command the controller just issued: the atom `token` is done at `done`.
 struct ColumnServed {
@@ -96,7 +85,7 @@ class ChannelController {
     Command cmd = Command::ACT;
     int rank = 0, group = 0, bank = 0;  // bank: flat index in the channel
     std::int64_t row = -1;
-    int entry = -1;  // index in the active queue, or -1 (refresh, policy close)
+    int entry = -1;  // slot in the active queue, or -1 (refresh, policy close)
   };
 
   // What one bank's queued requests (of one queue) need, kept between decisions and
@@ -107,10 +96,18 @@ class ChannelController {
   // `cmd`/`hit`/`seq` cache what a first-ready scheduler sees of the bank (its next command,
   // whether that is a row hit, the request's age); `stale` until derived again from the
   // summary, the open row and the hit cap (dirty implies stale).
+  // `group_level`/`rank_level` point at the bank group and rank levels of `cmd`'s earliest
+  // cycle in BankTiming (which move without the bank's candidate changing) and `key_low` is
+  // the low part of the candidate's first-ready key (not a hit, bank), so that the
+  // first-ready pass reads no per-rank or per-group tables of its own.
   struct BankQueue {
     std::uint64_t hit_seq = kNone, other_seq = kNone;
     std::uint64_t seq = kNone;
     Cycle bank_ready = 0;  // the bank level of `cmd`'s earliest cycle (BankTiming::bank_level)
+    const Cycle* group_level = nullptr;
+    const Cycle* rank_level = nullptr;
+    std::uint64_t key_low = 0;
+    int hit_slot = -1, other_slot = -1, slot = -1;  // queue slots of the requests above
     std::uint16_t count = 0;
     bool dirty = false;
     bool stale = true;
@@ -118,11 +115,15 @@ class ChannelController {
     Command cmd = Command::ACT;
   };
   static constexpr std::uint64_t kNone = UINT64_MAX;
+  // The first-ready key (decide_requests): ready - base << kDeltaShift | not a hit <<
+  // kHitShift | age (relative to the oldest queued, < 2^kAgeBits) << kBankBits | bank.
+  static constexpr int kBankBits = 7, kAgeBits = 32, kHitShift = kBankBits + kAgeBits,
+                       kDeltaShift = kHitShift + 1;
 
   void decide();
   void decide_requests(Cycle base, bool all_bank, Decision& request);
   void decide_requests_scan(Cycle base, bool all_bank, Decision& request);
-  void fill_request(const Decision& chosen, std::uint64_t seq, bool hit, Decision& request);
+  void fill_request(Cycle cycle, int bank, Decision& request);
   bool update_decision(int q, int bank);
   void decide_requests_generic(Cycle base, bool all_bank, Decision& request);
   BankQueue& bank_queue(int q, int bank);
@@ -168,7 +169,11 @@ class ChannelController {
   std::vector<Cycle> refresh_due_;
   std::vector<int> refresh_bank_;  // per-bank refresh: next bank of each rank
   std::vector<int> closable_;      // banks whose row policy wants them closed
-  std::vector<QueueEntry> reads_, writes_;
+  // A due refresh blocks a request's command from this cycle on, per bank: its rank's due
+  // cycle (all-bank refresh) or, per-bank, that of the bank the rank refreshes next.
+  std::vector<Cycle> block_at_;
+  void update_block_at(int rank);
+  RequestQueue reads_, writes_;
   bool write_mode_ = false;
   Cycle last_command_ = -1;
   Cycle floor_ = 0;  // latest arrival seen: nothing is decided for earlier cycles
@@ -185,13 +190,6 @@ class ChannelController {
   // [queue * banks + bank], queue 0 reads, 1 writes; occupied_: banks with requests queued,
   // one bit per bank, [queue * words + word].
   std::vector<BankQueue> bank_queues_;
-  // The same [queue * banks + bank]: that bank's queued requests, (age, row) in age order,
-  // so that rescan() reads a bank's few requests instead of the whole queue.
-  struct BankEntry {
-    std::uint64_t seq;
-    std::int64_t row;
-  };
-  std::vector<std::vector<BankEntry>> bank_entries_;
   std::vector<std::uint64_t> occupied_;
   std::size_t words_;
   std::vector<Candidate> candidates_;

@@ -20,95 +20,87 @@ void ChannelController::refresh_candidate(BankQueue& bq, int q, int bank) {
   const BankState& b = banks_[bank];
   bq.hit = false;
   if (b.open_row < 0) {
-    bq.cmd = Command::ACT, bq.seq = bq.other_seq;  // a closed bank: every request activates
+    // A closed bank: every request activates.
+    bq.cmd = Command::ACT, bq.seq = bq.other_seq, bq.slot = bq.other_slot;
   } else if (capped(bank, bq)) {
     // Capped hits lose their status: every request of the bank wants the precharge.
-    bq.cmd = Command::PRE, bq.seq = std::min(bq.hit_seq, bq.other_seq);
+    bq.cmd = Command::PRE;
+    const bool hit_older = bq.hit_seq < bq.other_seq;
+    bq.seq = hit_older ? bq.hit_seq : bq.other_seq;
+    bq.slot = hit_older ? bq.hit_slot : bq.other_slot;
   } else if (bq.hit_seq != kNone) {
     // (its conflicts wait: never close a hit)
     bq.cmd = q ? Command::WR : Command::RD, bq.hit = true, bq.seq = bq.hit_seq;
+    bq.slot = bq.hit_slot;
   } else {
-    bq.cmd = Command::PRE, bq.seq = bq.other_seq;
+    bq.cmd = Command::PRE, bq.seq = bq.other_seq, bq.slot = bq.other_slot;
   }
+  const int k = static_cast<int>(bq.cmd);
   bq.bank_ready = timing_.bank_level(bq.cmd, bank);
+  bq.group_level = timing_.group_levels() + bank_group_slot_[bank] * kCommandKinds + k;
+  bq.rank_level = timing_.rank_levels() + bank_rank_[bank] * kCommandKinds + k;
+  bq.key_low = static_cast<std::uint64_t>(!bq.hit) << kHitShift | static_cast<std::uint64_t>(bank);
 }
 
 // First-ready choice as one branch-free pass: each occupied bank's candidate becomes the
-// key (ready - base, not a hit, age) packed into 64 bits, and the smallest key wins: the
-// same lexicographic order as decide_requests_scan. A field that would not fit (a ready
-// cycle 2^24 cycles ahead, 2^39 requests in flight) falls back to that scan.
-void ChannelController::decide_requests(Cycle base, bool all_bank, Decision& request) {
+// key (ready - base, not a hit, age, bank) packed into 64 bits, and the smallest key wins:
+// the same lexicographic order as decide_requests_scan (ages are unique, so the bank in
+// the lowest bits never decides, it only names the winner). A field that would not fit
+// (a ready cycle 2^24 cycles ahead, 2^32 requests between the oldest queued and the
+// newest, more than 128 banks) falls back to that scan.
+void ChannelController::decide_requests(Cycle base, bool /*all_bank*/, Decision& request) {
   const int qi = write_mode_ ? 1 : 0;
-  const auto& q = write_mode_ ? writes_ : reads_;
+  const RequestQueue& q = write_mode_ ? writes_ : reads_;
   if (order_ != Scheduler::Order::FirstReady || q.empty() ||
-      next_seq_ - q.front().seq >= (std::uint64_t{1} << 39)) {
-    decide_requests_scan(base, all_bank, request);
+      next_seq_ - q.front().seq >= (std::uint64_t{1} << kAgeBits) ||
+      banks_.size() > (std::size_t{1} << kBankBits)) {
+    decide_requests_scan(base, spec_.ctrl.refresh == RefreshMode::AllBank, request);
     return;
   }
-  const std::uint64_t seq0 = q.front().seq;  // the oldest queued: queues stay in age order
-  const Cycle* const group_level = timing_.group_levels();
-  const Cycle* const rank_level = timing_.rank_levels();
+  const std::uint64_t seq0 = q.front().seq;  // the oldest queued: the age origin
   BankQueue* const queues = &bank_queues_[qi * banks_.size()];
+  const Cycle* const block_at = block_at_.data();
   std::uint64_t best = UINT64_MAX, far = 0;
   for (std::size_t w = 0; w < words_; ++w) {
     for (std::uint64_t bits = occupied_[qi * words_ + w]; bits != 0; bits &= bits - 1) {
       const int bank = static_cast<int>(w * 64 + __builtin_ctzll(bits));
       BankQueue& bq = queues[bank];
       if (bq.stale) refresh_candidate(bq, qi, bank);
-      const int k = static_cast<int>(bq.cmd);
-      const int rank = bank_rank_[bank];
-      const Cycle e =
-          std::max(bq.bank_ready, std::max(group_level[bank_group_slot_[bank] * kCommandKinds + k],
-                                           rank_level[rank * kCommandKinds + k]));
+      const Cycle e = std::max(bq.bank_ready, std::max(*bq.group_level, *bq.rank_level));
       const Cycle ready = std::max(base, e);
       const auto delta = static_cast<std::uint64_t>(ready - base);
       far |= delta >> 24;
       // A due refresh blocks its rank (all-bank) or its bank (per-bank) from then on.
-      const bool blocked = ready >= refresh_due_[rank] &&
-                           (all_bank || bank == rank * banks_per_rank_ + refresh_bank_[rank]);
+      const std::uint64_t blocked =
+          std::uint64_t{0} - static_cast<std::uint64_t>(ready >= block_at[bank]);
       const std::uint64_t key =
-          blocked ? UINT64_MAX
-                  : delta << 40 | static_cast<std::uint64_t>(!bq.hit) << 39 | (bq.seq - seq0);
-      best = std::min(best, key);  // (no bank kept: its age finds the entry, branch-free)
+          (delta << kDeltaShift | (bq.seq - seq0) << kBankBits | bq.key_low) | blocked;
+      best = std::min(best, key);
     }
   }
   if (far != 0) {
-    decide_requests_scan(base, all_bank, request);
+    decide_requests_scan(base, spec_.ctrl.refresh == RefreshMode::AllBank, request);
     return;
   }
   if (best == UINT64_MAX) return;
-  Decision chosen;
-  chosen.cycle = base + static_cast<Cycle>(best >> 40);
-  chosen.cmd = Command::ACT;  // fill_request takes it from the entry's bank
-  fill_request(chosen, seq0 + (best & ((std::uint64_t{1} << 39) - 1)), ((best >> 39) & 1) == 0,
-               request);
-  request.cmd = queues[request.bank].cmd;
+  fill_request(base + static_cast<Cycle>(best >> kDeltaShift),
+               static_cast<int>(best & ((std::uint64_t{1} << kBankBits) - 1)), request);
 }
 
-// `chosen` (cycle and command) for the queued request `seq` of the active queue.
-void ChannelController::fill_request(const Decision& chosen, std::uint64_t seq, bool hit,
-                                     Decision& request) {
-  request_hit_ = hit;
-  request_seq_ = seq;
-  const auto& q = write_mode_ ? writes_ : reads_;
-  // The queue is in age order: a binary search for the entry of age `seq`, its step taken
-  // through a mask (the ternary form compiled to a branch that mispredicts half the time).
-  const QueueEntry* first = q.data();
-  for (std::size_t n = first->seq == seq ? 0 : q.size(); n > 1;) {  // (often the oldest)
-    const std::size_t half = n / 2;
-    first += half & (std::size_t{0} - static_cast<std::size_t>(first[half - 1].seq < seq));
-    n -= half;
-  }
-  first += static_cast<std::size_t>(first->seq < seq);
-  const QueueEntry& e = *first;
-  FUSIM_ASSERT(first < q.data() + q.size() && e.seq == seq, "decided request not queued");
-  request.cycle = chosen.cycle;
-  request.cmd = chosen.cmd;
+// The request of `bank`'s candidate (its BankQueue, fresh) of the active queue, at `cycle`.
+void ChannelController::fill_request(Cycle cycle, int bank, Decision& request) {
+  const BankQueue& bq = bank_queues_[(write_mode_ ? banks_.size() : 0) + bank];
+  request_hit_ = bq.hit;
+  request_seq_ = bq.seq;
+  const QueueEntry& e = (write_mode_ ? writes_ : reads_)[bq.slot];
+  FUSIM_ASSERT(e.seq == bq.seq && e.flat_bank == bank, "decided request not queued");
+  request.cycle = cycle;
+  request.cmd = bq.cmd;
   request.rank = e.rank;
   request.group = e.bankgroup;
   request.bank = e.flat_bank;
   request.row = e.row;
-  request.entry = static_cast<int>(first - q.data());
+  request.entry = bq.slot;
 }
 
 void ChannelController::decide_requests_scan(Cycle base, bool all_bank, Decision& request) {
@@ -117,7 +109,6 @@ void ChannelController::decide_requests_scan(Cycle base, bool all_bank, Decision
   Cycle best_ready = kNoCycle;
   bool best_hit = false;
   std::uint64_t best_seq = kNone;
-  Command best_cmd = Command::ACT;
   int best_bank = -1;
   BankQueue* const queues = &bank_queues_[qi * banks_.size()];
   for (std::size_t w = 0; w < words_; ++w) {
@@ -147,24 +138,21 @@ void ChannelController::decide_requests_scan(Cycle base, bool all_bank, Decision
               : ready < best_ready || (ready == best_ready &&
                                        (hit > best_hit || (hit == best_hit && seq < best_seq)));
       if (better) {
-        best_ready = ready, best_hit = hit, best_seq = seq, best_cmd = cmd, best_bank = bank;
+        best_ready = ready, best_hit = hit, best_seq = seq, best_bank = bank;
       }
     }
   }
   if (best_bank < 0) return;
-  Decision chosen;
-  chosen.cycle = best_ready;
-  chosen.cmd = best_cmd;
-  fill_request(chosen, best_seq, best_hit, request);
+  fill_request(best_ready, best_bank, request);
 }
 
 void ChannelController::decide_requests_generic(Cycle base, bool all_bank, Decision& request) {
   const int qi = write_mode_ ? 1 : 0;
-  const auto& q = write_mode_ ? writes_ : reads_;
+  const RequestQueue& q = write_mode_ ? writes_ : reads_;
   candidates_.clear();
   candidate_entry_.clear();
   candidate_cmd_.clear();
-  for (std::size_t i = 0; i < q.size(); ++i) {
+  for (int i = q.first(); i != RequestQueue::kEnd; i = q.next(i)) {
     const QueueEntry& e = q[i];
     const BankState& b = banks_[e.flat_bank];
     const BankQueue& bq = bank_queue(qi, e.flat_bank);
@@ -188,7 +176,7 @@ void ChannelController::decide_requests_generic(Cycle base, bool all_bank, Decis
       continue;
     }
     candidates_.push_back(Candidate{ready, e.arrival, e.requester, hit});
-    candidate_entry_.push_back(static_cast<int>(i));
+    candidate_entry_.push_back(i);
     candidate_cmd_.push_back(cmd);
   }
   if (candidates_.empty()) return;
@@ -244,10 +232,7 @@ bool ChannelController::update_decision(int q, int bank) {
          (bq.hit > request_hit_ || (bq.hit == request_hit_ && bq.seq < request_seq_))))) {
     return true;
   }
-  Decision chosen;
-  chosen.cycle = ready;
-  chosen.cmd = bq.cmd;
-  fill_request(chosen, bq.seq, bq.hit, request_);
+  fill_request(ready, bank, request_);
   decision_ = refresh_;
   if (request_.cycle < decision_.cycle) decision_ = request_;
   if (close_.cycle < decision_.cycle) decision_ = close_;
