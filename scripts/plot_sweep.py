@@ -37,6 +37,7 @@ LABELS = {
     "dram.channels": "DRAM channels",
     "dram.preset": "DRAM standard",
     "dram.scheduler": "DRAM scheduler",
+    "dram.data_rate_mts": "DRAM data rate (MT/s)",
     "batch": "batch size",
 }
 HIT_RATE_PREFIX = "hit_rate."  # hit_rate.<level>: one column per cache level
@@ -193,7 +194,7 @@ def plot_heatmap(fig, ax, rows, args, is_num):
         for j, v in enumerate(line):
             if not math.isnan(v):
                 text = format_bytes(v) if args.z in ("dram_bytes", "peak_memory_bytes") \
-                    else f"{v:.3g}"
+                    else f"{100 * v:.0f}" if is_hit_rate(args.z) else f"{v:.3g}"
                 ax.text(j, i, text, ha="center", va="center", fontsize="small",
                         color="black" if v > middle else "white")
 
@@ -204,7 +205,11 @@ def plot_heatmap(fig, ax, rows, args, is_num):
     ax.set_yticks(range(len(ys)), ticks(ys, args.y))
     ax.set_xlabel(label(args.x))
     ax.set_ylabel(label(args.y))
-    fig.colorbar(image, ax=ax, label=label(args.z))
+    bar = fig.colorbar(image, ax=ax, label=label(args.z))
+    if is_hit_rate(args.z):
+        bar.ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _p: f"{100 * v:.0f}"))
+    elif args.z in ("dram_bytes", "peak_memory_bytes"):
+        bar.ax.yaxis.set_major_formatter(FuncFormatter(format_bytes))
 
 
 def main():
