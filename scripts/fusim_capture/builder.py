@@ -116,6 +116,24 @@ class LayerBuilder:
     def alias(self, node, source):
         self.refs[node] = self.ref(source, node)
 
+    def module_layer(self, node, module):
+        try:
+            spec = module_ops.layer_spec(module, self.shape(node))
+        except module_ops.Unsupported as e:
+            raise CaptureError(f"fx node '{node.name}' (module '{node.target}', "
+                               f"{type(module).__name__}): {e}") from e
+        if isinstance(spec, module_ops.Alias):
+            return self.alias(node, node.args[0])
+        if len(node.args) < spec.inputs or (spec.inputs > 1 and
+                                            (len(node.args) != spec.inputs or node.kwargs)):
+            raise CaptureError(f"fx node '{node.name}' (module '{node.target}', "
+                               f"{type(module).__name__}): takes exactly {spec.inputs} tensor "
+                               "inputs")
+        prefix = f"{node.target}."
+        self.emit(node, spec.op, spec.attrs, list(node.args[:spec.inputs]),
+                  [(prefix + role, t) for role, t in spec.params],
+                  [(prefix + role, t) for role, t in spec.buffers], name=node.target)
+
     # ---- the walk ----
     def build(self, input_names):
         placeholders = 0
@@ -139,7 +157,7 @@ class LayerBuilder:
                 if not isinstance(self.values[node], torch.Tensor):
                     continue  # a static value (a size, a shape); consumers read it concretely
                 if node.op == "call_module":
-                    module_ops.convert(self, node, self.modules[node.target])
+                    self.module_layer(node, self.modules[node.target])
                 else:
                     function_ops.convert(self, node)
             elif node.op == "output":

@@ -50,8 +50,14 @@ OpClass classify(workload::OpKind op) {
       return OpClass::Pool;
     case K::ScaledDotProductAttention:
       return OpClass::Attention;
+    // ATen capture: generic kinds by family (a parameter layer never runs a kernel)
+    case K::GenericMatmul:
+      return OpClass::Gemm;
+    case K::GenericReduction:
+      return OpClass::Reduction;
     default:
-      return OpClass::Elementwise;  // activations, add/mul, copies, embedding gathers
+      return OpClass::Elementwise;  // activations, add/mul, copies, embedding gathers,
+                                    // generic elementwise and data movement
   }
 }
 

@@ -71,4 +71,8 @@ bool is_view(OpKind op) {
   return op == OpKind::Flatten || op == OpKind::Reshape || op == OpKind::Permute;
 }
 
+bool is_source(OpKind op) {
+  return op == OpKind::Parameter || op == OpKind::GenericDataMovement;
+}
+
 }  // namespace fusim::workload

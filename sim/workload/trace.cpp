@@ -17,7 +17,7 @@ constexpr std::array<std::pair<DType, std::string_view>, 6> kDTypes{{
     {DType::Bool, "bool"},
 }};
 
-constexpr std::array<std::pair<OpKind, std::string_view>, 26> kOpKinds{{
+constexpr std::array<std::pair<OpKind, std::string_view>, 31> kOpKinds{{
     {OpKind::Linear, "linear"},
     {OpKind::Conv2d, "conv2d"},
     {OpKind::BatchNorm, "batch_norm"},
@@ -44,6 +44,12 @@ constexpr std::array<std::pair<OpKind, std::string_view>, 26> kOpKinds{{
     {OpKind::Dropout, "dropout"},
     {OpKind::ScaledDotProductAttention, "scaled_dot_product_attention"},
     {OpKind::CrossEntropy, "cross_entropy"},
+    // ATen capture
+    {OpKind::Parameter, "parameter"},
+    {OpKind::GenericElementwise, "generic_elementwise"},
+    {OpKind::GenericReduction, "generic_reduction"},
+    {OpKind::GenericDataMovement, "generic_data_movement"},
+    {OpKind::GenericMatmul, "generic_matmul"},
 }};
 }  // namespace
 
@@ -124,7 +130,7 @@ auto attr_fields(const LayerAttrs& a) {
   return std::tie(a.kernel, a.stride, a.padding, a.dilation, a.output_size, a.normalized_shape,
                   a.dims, a.groups, a.dim, a.start_dim, a.end_dim, a.heads, a.padding_idx, a.eps,
                   a.momentum, a.p, a.bias, a.causal, a.ceil_mode, a.count_include_pad,
-                  a.approximate, a.scalar);
+                  a.approximate, a.scalar, a.aten, a.flops_per_element, a.reduce, a.contraction);
 }
 }  // namespace
 
@@ -148,9 +154,13 @@ bool operator==(const Layer& a, const Layer& b) {
                   b.buffers, b.output_requires_grad);
 }
 
+bool operator==(const CaptureInfo& a, const CaptureInfo& b) {
+  return std::tie(a.path, a.control_flow) == std::tie(b.path, b.control_flow);
+}
+
 bool operator==(const Trace& a, const Trace& b) {
-  return std::tie(a.model, a.batch, a.dtype, a.source, a.inputs, a.layers) ==
-         std::tie(b.model, b.batch, b.dtype, b.source, b.inputs, b.layers);
+  return std::tie(a.model, a.batch, a.dtype, a.source, a.capture, a.inputs, a.layers) ==
+         std::tie(b.model, b.batch, b.dtype, b.source, b.capture, b.inputs, b.layers);
 }
 
 }  // namespace fusim::workload

@@ -48,6 +48,13 @@ enum class OpKind {
   Dropout,
   ScaledDotProductAttention,
   CrossEntropy,
+  // ---- ATen capture (scripts/fusim_capture): a view of one parameter or buffer, and the
+  // generic kinds of ops with no dedicated kind (SCHEMA.md, "Generic layers").
+  Parameter,
+  GenericElementwise,
+  GenericReduction,
+  GenericDataMovement,
+  GenericMatmul,
 };
 std::string_view to_string(OpKind op);
 std::optional<OpKind> parse_op_kind(std::string_view name);
@@ -73,6 +80,12 @@ struct LayerAttrs {
   bool ceil_mode = false, count_include_pad = true;             // pools
   std::string approximate = "none";                             // gelu: "none" | "tanh"
   std::optional<double> scalar;  // add, mul: the other operand is this number (one input)
+  // ---- ATen capture: generic kinds
+  std::string aten;                    // the ATen op it stands for (informative)
+  std::int64_t flops_per_element = 1;  // generic_elementwise (per output), _reduction (per
+                                       // combined input element)
+  std::int64_t reduce = 1;             // generic_reduction: inputs combined per output
+  std::int64_t contraction = 1;        // generic_matmul: multiply-adds per output element
 };
 bool operator==(const LayerAttrs& a, const LayerAttrs& b);
 
@@ -109,12 +122,20 @@ struct Layer {
 };
 bool operator==(const Layer& a, const Layer& b);
 
+// How a captured trace was made (the optional top-level "capture" member).
+struct CaptureInfo {
+  std::string path;          // "fx" | "aten"
+  std::string control_flow;  // "symbolic" | "as-run-shapes" | "as-run-values"
+};
+bool operator==(const CaptureInfo& a, const CaptureInfo& b);
+
 struct Trace {
   std::string model;
   std::int64_t batch = 0;
   DType dtype = DType::Float32;
-  std::string source;              // how it was made (the command line)
-  std::string file;                // path it was read from ("" when built in memory)
+  std::string source;  // how it was made (the command line)
+  std::string file;    // path it was read from ("" when built in memory)
+  std::optional<CaptureInfo> capture;
   std::vector<TensorSpec> inputs;  // model inputs: data and targets
   std::vector<Layer> layers;       // topological order
 

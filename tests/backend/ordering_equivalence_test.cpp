@@ -155,6 +155,41 @@ TEST_CASE("All orderings and torch::optim agree after 3 steps of each optimizer"
   }
 }
 
+// ---- ATen capture: parameter layers (a parameter read by three layers, a buffer) and
+// every generic kind run F, Bx, Bw and U like one autograd graph with torch::optim.
+TEST_CASE("Generic and parameter layers train like one autograd graph in every ordering") {
+  const auto trace = workload::load_trace(FUSIM_SOURCE_DIR "/traces/examples/generic_layers.json");
+  at::Generator gen = at::make_generator<at::CPUGeneratorImpl>(kSeed);
+  std::vector<at::Tensor> initial;
+  for (const auto& layer : trace.layers)
+    for (auto& p : backend::make_layer_tensors(layer, gen, at::TensorOptions()).params)
+      initial.push_back(p.detach());
+  REQUIRE(initial.size() == 5);  // w, b, table, head.weight, head.bias
+  for (const std::string name : {"sgd", "adam"}) {
+    DYNAMIC_SECTION(name) {
+      const auto reference = run_reference(trace, name);
+      // Every parameter moved, w through all three of its readers' gradients.
+      for (std::size_t k = 0; k < initial.size(); ++k) {
+        INFO("param " << k);
+        CHECK((reference[k] - initial[k]).abs().max().item<double>() > 1e-7);
+      }
+      for (auto ordering : {Ordering::Eager, Ordering::BackwardFused, Ordering::ForwardFused}) {
+        INFO(to_string(ordering));
+        auto sched = [&] {
+          schedule::ScheduleOptions options;
+          options.ordering = ordering;
+          options.optimizer = name;
+          options.steps = kSteps;
+          return schedule::build_schedule(trace, options);
+        }();
+        CHECK(schedule::check_schedule(trace, sched).empty());
+        const auto params = run_ordering(trace, ordering, name, OptimizerImpl::Foreach);
+        CHECK(max_abs_diff(params, reference) < 1e-5);
+      }
+    }
+  }
+}
+
 TEST_CASE("The mixed schedule really mixes the three U placements") {
   const auto trace = tiny_convnet();
   schedule::ScheduleOptions options;
