@@ -3,15 +3,17 @@
 user-module factories) through scripts/capture_trace.py, `fusim trace validate` and, for
 the models that fit this machine, one training step in the libtorch backend.
 
-  scripts/capture_coverage.py --fusim build/fusim -o docs/capture_coverage.md
+  scripts/capture_coverage.py --fusim build/fusim --readme README.md   # the README's table
   scripts/capture_coverage.py --fusim build/fusim --models resnet18,swin_t --no-run
 
 Each model is captured at batch 2 and 224x224 (Inception v3: 299x299, the least its
 auxiliary classifier accepts in training mode) in its own process (the big ones hold GBs
 of CPU weights while they are built). "runs in backend" is one step of `fusim run`
-(eager, Adam, 1 warm-up step, 2 measured) on a second capture at batch 1 and a small
+(eager, Adam, 2 measured steps) on a second capture at batch 2 and a small
 resolution (RUN_SIZE), for models up to --run-max-params parameters; "-" where not run.
-The table is Markdown, one row per model, in the order of MODELS; --json writes the rows.
+The table is Markdown, one row per model (torchvision's, then EXTRA); -o writes it to a
+file, --readme replaces the block between the BEGIN and END markers of a Markdown file;
+--json writes the rows. Exit code 1 when a model fails to capture or validate.
 """
 import argparse
 import json
@@ -65,7 +67,7 @@ def show(fusim, path):
 
 def run_step(fusim, path):
     r = subprocess.run([fusim, "run", "--trace", path, "--ordering", "eager", "--optimizer",
-                        "adam", "--steps", "2", "--warmup", "1", "--block", "2", "--json"],
+                        "adam", "--steps", "2", "--warmup", "0", "--block", "2", "--json"],
                        capture_output=True, text=True)
     return r.returncode == 0, (r.stderr.strip().splitlines() or [""])[-1]
 
@@ -120,6 +122,27 @@ def table(rows):
     return "\n".join(lines) + "\n"
 
 
+BEGIN = "<!-- capture coverage: scripts/capture_coverage.py --readme; begin -->"
+END = "<!-- capture coverage: end -->"
+
+
+def write_atomic(path, text):
+    tmp = f"{path}.tmp{os.getpid()}"
+    with open(tmp, "w") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
+def replace_block(path, text):
+    with open(path) as f:
+        doc = f.read()
+    if BEGIN not in doc or END not in doc:
+        raise SystemExit(f"capture_coverage.py: {path}: expected the markers {BEGIN} and {END}")
+    head, rest = doc.split(BEGIN, 1)
+    _, tail = rest.split(END, 1)
+    write_atomic(path, head + BEGIN + "\n" + text + END + tail)
+
+
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -130,13 +153,14 @@ def main(argv):
     ap.add_argument("--run-max-params", type=int, default=100_000_000,
                     help="largest model run in the backend (default 100M parameters)")
     ap.add_argument("-o", "--output", help="Markdown table (default: stdout)")
+    ap.add_argument("--readme", help="Markdown file whose coverage block to replace")
     ap.add_argument("--json", help="also write the rows as JSON")
     args = ap.parse_args(argv[1:])
     models = [(m, ["--batch", str(args.batch), "--input-shape",
                    f"3,{SIZE.get(m, 224)},{SIZE.get(m, 224)}"],
-               ["--batch", "1", "--input-shape", f"3,{RUN_SIZE.get(m, 32)},{RUN_SIZE.get(m, 32)}"])
+               ["--batch", "2", "--input-shape", f"3,{RUN_SIZE.get(m, 32)},{RUN_SIZE.get(m, 32)}"])
               for m in torchvision_models()]
-    models += [(m, ["--batch", str(args.batch)] + a, ["--batch", "1"] + a) for m, a in EXTRA]
+    models += [(m, ["--batch", str(args.batch)] + a, ["--batch", "2"] + a) for m, a in EXTRA]
     if args.models:
         wanted = args.models.split(",")
         models = [m for m in models if m[0] in wanted]
@@ -150,15 +174,13 @@ def main(argv):
             print(f"{model}: {row.get('path')} {status[:200]}", file=sys.stderr, flush=True)
     text = table(rows)
     if args.output:
-        with open(args.output + ".tmp", "w") as f:
-            f.write(text)
-        os.replace(args.output + ".tmp", args.output)
-    else:
+        write_atomic(args.output, text)
+    if args.readme:
+        replace_block(args.readme, text)
+    if not args.output and not args.readme:
         sys.stdout.write(text)
     if args.json:
-        with open(args.json + ".tmp", "w") as f:
-            json.dump(rows, f, indent=1)
-        os.replace(args.json + ".tmp", args.json)
+        write_atomic(args.json, json.dumps(rows, indent=1) + "\n")
     return 0 if all(r.get("valid") for r in rows) else 1
 
 
