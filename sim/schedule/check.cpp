@@ -27,14 +27,15 @@ std::vector<LayerFacts> layer_facts(const workload::Trace& trace) {
     f[i].loss = l.op == workload::OpKind::CrossEntropy;
     for (const auto& p : l.params)
       if (p.requires_grad) f[i].params.insert(p.name);
-    f[i].trained = !f[i].params.empty();
+    // Params of a layer no gradient reaches are never updated (Layer::output_requires_grad).
+    f[i].trained = !f[i].params.empty() && l.output_requires_grad;
     for (const auto& in : l.inputs)
       if (in.source == InputRef::Source::Layer) {
         f[std::size_t(in.index)].consumers.push_back(int(i));
         f[i].grad_in = f[i].grad_in || f[std::size_t(in.index)].grad_out;
       }
     // Integer and bool outputs carry no gradient, so nothing flows back through them.
-    f[i].grad_out = (f[i].trained || f[i].grad_in) && workload::is_floating(l.output_dtype);
+    f[i].grad_out = (f[i].trained || f[i].grad_in) && l.output_requires_grad;
     if (!f[i].grad_out) f[i].grad_in = false;
     if (f[i].loss) f[i].grad_in = false;  // L seeds the backward itself
   }

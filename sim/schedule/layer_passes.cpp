@@ -165,7 +165,8 @@ std::vector<LayerRole> layer_roles(const workload::Trace& trace) {
     r.is_parameter = l.op == LK::Parameter;
     for (std::size_t p = 0; p < l.params.size(); ++p)
       if (l.params[p].requires_grad) r.trained_params.push_back(int(p));
-    r.has_bw = !r.trained_params.empty();
+    // No gradient reaches it (Layer::output_requires_grad): no Bw, and its params no update.
+    r.has_bw = !r.trained_params.empty() && l.output_requires_grad;
     bool grad_input = false;
     for (const auto& in : l.inputs) {
       if (in.source != InputRef::Source::Layer) continue;
@@ -173,8 +174,9 @@ std::vector<LayerRole> layer_roles(const workload::Trace& trace) {
       roles[std::size_t(in.index)].consumers.push_back(int(i));
       grad_input = grad_input || roles[std::size_t(in.index)].requires_grad;
     }
-    // Integer and bool outputs (a comparison's) carry no gradient (Layer::output_requires_grad).
-    r.requires_grad = (r.has_bw || grad_input) && workload::is_floating(l.output_dtype);
+    // Integer and bool outputs (a comparison's), and outputs no gradient reaches, carry none
+    // (Layer::output_requires_grad).
+    r.requires_grad = (r.has_bw || grad_input) && l.output_requires_grad;
     r.has_bx = !r.is_loss && grad_input && r.requires_grad;
   }
   return roles;

@@ -117,7 +117,9 @@ struct Layer {
   std::vector<TensorSpec> buffers;  // state that is not trained (batch-norm running stats)
   // Derived when the trace is validated (not stored in the file): whether autograd tracks
   // the output, i.e. the layer or one of its ancestors has params with requires_grad (or
-  // reads a model input with requires_grad). Layers without it have no backward.
+  // reads a model input with requires_grad), the output is floating-point, and a gradient
+  // reaches it from the loss (some tracked layer reads it). Layers without it have no
+  // backward and their params no update.
   bool output_requires_grad = false;
 };
 bool operator==(const Layer& a, const Layer& b);

@@ -229,6 +229,18 @@ void validate_and_sort(Trace& trace) {
     }
     l.output_requires_grad = tracked && is_floating(l.output_dtype);
   }
+  // Backward runs only between the loss and the leaves along tracked tensors (torch.autograd
+  // executes the nodes the loss reaches): a tracked layer read only by untracked ones (a
+  // comparison, an integer cast) gets no gradient, so its backward and its params' update
+  // never run. Consumers come after their producers, so one pass from the end settles it.
+  std::vector<bool> reached(sorted.size(), false);
+  for (std::size_t k = sorted.size(); k-- > 0;) {
+    Layer& l = sorted[k];
+    if (l.op != OpKind::CrossEntropy) l.output_requires_grad = l.output_requires_grad && reached[k];
+    if (!l.output_requires_grad) continue;
+    for (const InputRef& r : l.inputs)
+      if (r.source == InputRef::Source::Layer) reached[static_cast<std::size_t>(r.index)] = true;
+  }
   trace.layers = std::move(sorted);
 }
 

@@ -190,6 +190,26 @@ TEST_CASE("Generic and parameter layers train like one autograd graph in every o
   }
 }
 
+TEST_CASE("A layer no gradient reaches keeps its weights, as torch.optim skips them") {
+  // gate is read only by a comparison: no Bw, no U; fc and head train as usual.
+  const auto trace =
+      workload::load_trace(FUSIM_SOURCE_DIR "/tests/backend/no_gradient_branch.json");
+  at::Generator gen = at::make_generator<at::CPUGeneratorImpl>(kSeed);
+  std::vector<at::Tensor> initial;
+  for (const auto& layer : trace.layers)
+    for (auto& p : backend::make_layer_tensors(layer, gen, at::TensorOptions()).params)
+      initial.push_back(p.detach());
+  REQUIRE(initial.size() == 3);  // fc, gate, head
+  const auto reference = run_reference(trace, "adam");
+  for (auto ordering : {Ordering::Eager, Ordering::BackwardFused, Ordering::ForwardFused}) {
+    INFO(to_string(ordering));
+    const auto params = run_ordering(trace, ordering, "adam", OptimizerImpl::Foreach);
+    CHECK(max_abs_diff(params, reference) < 1e-5);
+    CHECK((params[0] - initial[0]).abs().max().item<double>() > 1e-4);  // fc trained
+    CHECK((params[1] - initial[1]).abs().max().item<double>() == 0.0);  // gate untouched
+  }
+}
+
 TEST_CASE("The mixed schedule really mixes the three U placements") {
   const auto trace = tiny_convnet();
   schedule::ScheduleOptions options;

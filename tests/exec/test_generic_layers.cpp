@@ -125,3 +125,25 @@ TEST_CASE("generic layers simulate: a step of the example on a tiny machine") {
   CHECK(kinds["Bx"] > 0);
   CHECK(kinds["U"] > 0);
 }
+
+TEST_CASE("a layer read only by a comparison gets no gradient: no backward, no update") {
+  const auto trace =
+      workload::load_trace(FUSIM_SOURCE_DIR "/tests/backend/no_gradient_branch.json");
+  const int gate = layer_index(trace, "gate"), fc = layer_index(trace, "fc");
+  CHECK_FALSE(trace.layers[std::size_t(gate)].output_requires_grad);
+  CHECK(trace.layers[std::size_t(fc)].output_requires_grad);
+  // gate: 2*4*4 = 32 MACs forward only; fc: no input gradient (a model input), dW 64 FLOPs.
+  const auto gate_cost = workload::layer_cost(trace, trace.layers[std::size_t(gate)]);
+  CHECK(gate_cost.flops_fwd == 64);
+  CHECK(gate_cost.flops_bwd() == 0);
+  CHECK(workload::layer_cost(trace, trace.layers[std::size_t(fc)]).flops_bwd_weight == 64);
+  const auto s = eager_sgd(trace, 2);
+  std::map<std::pair<int, OpKind>, int> ops;
+  for (const auto& op : s.ops) ++ops[{op.layer, op.kind}];
+  CHECK(ops[{gate, OpKind::Forward}] == 2);
+  CHECK(ops[{gate, OpKind::BackwardWeight}] == 0);
+  CHECK(ops[{gate, OpKind::Update}] == 0);
+  CHECK(ops[{fc, OpKind::BackwardWeight}] == 2);
+  CHECK(ops[{fc, OpKind::Update}] == 2);
+  CHECK(schedule::check_schedule(trace, s).empty());
+}
