@@ -42,6 +42,7 @@ std::vector<schedule::Schedule> build_run_schedules(
     so.impl = impl;
     so.steps = schedule_steps_for(options);
     so.gpu_streams = options.device == "cuda";  // U on a side stream where backward-fused
+    so.device = so.gpu_streams ? schedule::DeviceKind::Gpu : schedule::DeviceKind::Cpu;
     if (ordering == schedule::Ordering::Mixed) so.mixed_file = mixed_file;
     out.push_back(schedule::build_schedule(trace, so));
   }

@@ -66,6 +66,7 @@ void run_schedule(const ScheduleCmdOptions& opt) {
   options.steps = opt.steps;
   options.mixed_file = opt.mixed;
   options.gpu_streams = opt.gpu_streams;
+  options.device = opt.gpu_streams ? schedule::DeviceKind::Gpu : schedule::DeviceKind::Cpu;
   Schedule s = build_schedule(trace, options);
   auto problems = check_schedule(trace, s);
   // A built schedule the checker rejects is a bug in fusim, not bad input.
@@ -80,7 +81,10 @@ void run_schedule(const ScheduleCmdOptions& opt) {
                    {"layer", layer},
                    {"step", op.step},
                    {"stream", op.stream},
-                   {"deps", op.deps}});
+                   {"deps", op.deps},
+                   {"kernels", op.kernels},
+                   {"passes", op.passes.size()},
+                   {"flops", op.flops}});
     table.add_row({std::to_string(op.id), std::string(to_string(op.kind)), layer,
                    std::to_string(op.step), std::to_string(op.stream),
                    fmt::format("{}", fmt::join(op.deps, ",")), std::to_string(op.kernels),
@@ -148,15 +152,17 @@ void add_schedule_command(CLI::App& app) {
   cmd->add_option("--optimizer", opt->optimizer, "One of: " + optimizer_names())
       ->capture_default_str();
   cmd->add_option("--impl", opt->impl,
-                  "loop (one kernel per op per tensor) | foreach (one kernel per op per group) |\n"
-                  "fused (one pass per tensor, one kernel per stage)")
+                  "loop (one kernel per op per tensor) | foreach (one kernel per op per group on\n"
+                  "a GPU, per tensor on a CPU) | fused (one pass per tensor per stage; one kernel\n"
+                  "per stage on a GPU, per tensor on a CPU); docs/optimizer_update.md")
       ->capture_default_str();
   cmd->add_option("--steps", opt->steps,
                   "Training steps to unroll (default 1; 2 when an update is forward-fused;\n"
                   "forward-fused needs >= 2)");
   cmd->add_option("--mixed", opt->mixed, "Per-layer ordering JSON file for --ordering mixed");
   cmd->add_flag("--gpu-streams", opt->gpu_streams,
-                "Put backward-fused updates on stream 1 so U_i overlaps B_{i-1} on a GPU");
+                "A GPU schedule: backward-fused updates on stream 1 (U_i overlaps "
+                "B_{i-1}), optimizer kernels counted as GPU launches");
   add_output_flags(cmd, opt->format);
   cmd->callback([opt] { run_schedule(*opt); });
 }

@@ -101,6 +101,7 @@ void run_simulate(const SimulateCmdOptions& opt) {
     so.steps = opt.steps;
     so.mixed_file = opt.mixed;
     so.gpu_streams = machine.kind == compute::UnitKind::Gpu;
+    so.device = so.gpu_streams ? schedule::DeviceKind::Gpu : schedule::DeviceKind::Cpu;
     Run run;
     run.schedule = schedule::build_schedule(trace, so);
     label = std::string(schedule::to_string(ordering));

@@ -61,6 +61,7 @@ void run_validate(ValidateCmdOptions opt) {
     so.steps = opt.sim_steps;
     if (ordering == schedule::Ordering::Mixed) so.mixed_file = be.mixed;
     so.gpu_streams = machine.kind == compute::UnitKind::Gpu;
+    so.device = so.gpu_streams ? schedule::DeviceKind::Gpu : schedule::DeviceKind::Cpu;
     fmt::print(stderr, "validate: simulating {} on {}\n", to_string(ordering), machine.name);
     auto r = exec::simulate(trace, schedule::build_schedule(trace, so), machine, sim);
     predicted.push_back(to_ms(r.step_time));

@@ -89,6 +89,7 @@ SimEvaluator::SimEvaluator(const Study& study, SimSweepOptions options)
           so.impl = *impl;
           so.steps = options_.steps;  // the same for every ordering: a like-for-like step
           so.gpu_streams = base_.kind == compute::UnitKind::Gpu;
+          so.device = so.gpu_streams ? schedule::DeviceKind::Gpu : schedule::DeviceKind::Cpu;
           schedules_.emplace(ScheduleKey{t, batch, ordering, optimizer},
                              schedule::build_schedule(trace, so));
         }
