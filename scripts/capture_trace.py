@@ -26,7 +26,7 @@ import shlex
 import sys
 
 from fusim_capture.capture import TORCH_DTYPES, capture, load_model, to_compact_json
-from fusim_capture.errors import CaptureError
+from fusim_capture.errors import CaptureError, one_line
 
 
 def parse_shape(text):
@@ -88,6 +88,10 @@ def main(argv):
                                 source, args.path)
     except CaptureError as e:
         print(f"capture_trace.py: {e}", file=sys.stderr)
+        return 2
+    except Exception as e:  # a fault outside every op and module (never a traceback)
+        print(f"capture_trace.py: MODEL '{args.model}': the capture failed: {one_line(e)}",
+              file=sys.stderr)
         return 2
     try:
         tmp = f"{args.output}.tmp{os.getpid()}"  # atomic: a reader never sees half a file

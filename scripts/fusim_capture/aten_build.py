@@ -40,6 +40,7 @@ class AtenBuilder:
         self.nodes = []
         self.seq = 0
         self.current = None    # the record being converted (for messages)
+        self.where = "the model's forward"  # the module call being converted (for messages)
         self.input_names = input_names
 
     # ---- planning: which module calls become one layer ----

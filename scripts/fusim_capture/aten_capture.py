@@ -13,7 +13,7 @@ from .aten_build import AtenBuilder, Node
 from .aten_record import OpFailed, record
 from .builder import DTYPE_NAMES
 from .capture import TORCH_DTYPES, meta_copy
-from .errors import CaptureError
+from .errors import CaptureError, one_line
 
 
 def _names(model):
@@ -66,15 +66,20 @@ def capture_aten(model, shapes, dtypes, input_names, dtype):
             raise _failure(e2) from e2
     params, buffers = _names(target)
     b = AtenBuilder(rec, dtype, params, buffers, input_names)
-    b.plan()
-    b.build(example)
-    return _layers(b, out, example, input_names, dtype, params), control
+    try:
+        b.plan()
+        b.build(example)
+        return _layers(b, out, example, input_names, dtype, params), control
+    except CaptureError:
+        raise
+    except Exception as e:  # an op form the tables do not expect: name where it ran
+        op = f", {b.current.name}" if b.current is not None else ""
+        raise CaptureError(f"{b.where}{op}: cannot convert it: {one_line(e)}") from e
 
 
 def _failure(e):
     op = f", {e.op}" if e.op is not None else ""
-    first = str(e.error).strip().splitlines()[0] if str(e.error).strip() else type(e.error).__name__
-    return CaptureError(f"{e.where}{op}: {type(e.error).__name__}: {first}")
+    return CaptureError(f"{e.where}{op}: {one_line(e.error)}")
 
 
 def _logits(b, out):

@@ -12,7 +12,7 @@ import warnings
 import torch
 
 from .builder import DTYPE_NAMES, LayerBuilder
-from .errors import CaptureError
+from .errors import CaptureError, one_line
 from .fx_graph import trace_module
 
 TORCH_DTYPES = {name: dt for dt, name in DTYPE_NAMES.items() if dt.is_floating_point}
@@ -25,12 +25,17 @@ def load_model(spec):
         module_name, factory_name = spec.split(":", 1)
         try:
             module = importlib.import_module(module_name)
-        except ImportError as e:
-            raise CaptureError(f"MODEL '{spec}': cannot import '{module_name}': {e}") from e
+        except Exception as e:  # ImportError, or the module itself raising on import
+            raise CaptureError(f"MODEL '{spec}': cannot import '{module_name}': "
+                               f"{one_line(e)}") from e
         factory = getattr(module, factory_name, None)
         if not callable(factory):
             raise CaptureError(f"MODEL '{spec}': '{module_name}' has no factory '{factory_name}'")
-        model, name = factory(), factory_name.replace("_", "-")  # gpt2_small -> gpt2-small
+        try:
+            model = factory()
+        except Exception as e:
+            raise CaptureError(f"MODEL '{spec}': the factory raised {one_line(e)}") from e
+        name = factory_name.replace("_", "-")  # gpt2_small -> gpt2-small
     else:
         import torchvision.models as tvm
         names = sorted(n for n in tvm.list_models(module=tvm)) if hasattr(tvm, "list_models") \

@@ -281,6 +281,21 @@ class CaptureCommandLine(unittest.TestCase):
                           "the model's output has shape [2, 8, 10] (torch.float32); "
                           "cross_entropy needs floating logits [M, classes]")
 
+    def test_factory_that_raises(self):
+        self.expect_error(["capture_test_models:raising", "--input-shape", "8"],
+                          "capture_trace.py: MODEL 'capture_test_models:raising': the factory "
+                          "raised ValueError: no such checkpoint")
+
+    def test_module_that_raises_on_import(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            with open(os.path.join(tmp, "bad_import.py"), "w") as f:
+                f.write("raise RuntimeError('half-written module')\n")
+            result = run([os.path.join(SCRIPTS, "capture_trace.py"), "bad_import:build",
+                          "--input-shape", "8", "-o", os.path.join(tmp, "x.json")], cwd=tmp)
+        self.assertEqual(result.returncode, 2, result.stderr)
+        self.assertEqual(result.stderr.strip(), "capture_trace.py: MODEL 'bad_import:build': "
+                         "cannot import 'bad_import': RuntimeError: half-written module")
+
     def test_unknown_model(self):
         self.expect_error(["resnet19"], "MODEL 'resnet19': not a torchvision classification model")
 

@@ -140,3 +140,8 @@ class DictOut(nn.Module):
 
 def dict_out():
     return DictOut()
+
+
+def raising():
+    """A factory that fails before any module exists: the error still fits one line."""
+    raise ValueError("no such checkpoint")
