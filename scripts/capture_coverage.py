@@ -13,7 +13,10 @@ of CPU weights while they are built). "runs in backend" is one step of `fusim ru
 resolution (RUN_SIZE), for models up to --run-max-params parameters; "-" where not run.
 The table is Markdown, one row per model (torchvision's, then EXTRA); -o writes it to a
 file, --readme replaces the block between the BEGIN and END markers of a Markdown file;
---json writes the rows. Exit code 1 when a model fails to capture or validate.
+--json writes the rows; --rows FILE starts from the rows of an earlier --json and re-runs
+only the --models given (none without it), so that the README's table can be refreshed
+for a few models without the hour the whole run takes. Exit code 1 when a model fails to
+capture or validate.
 """
 import argparse
 import json
@@ -106,6 +109,11 @@ def one(fusim, model, args, run_args, tmp, run_max_params, do_run):
     return row
 
 
+def ordered(order, earlier, fresh):
+    merged = dict(earlier, **fresh)
+    return [merged[m] for m in order if m in merged]
+
+
 def table(rows):
     lines = ["| model | path | layers | params | GFLOPs fwd | GFLOPs step | runs in backend |",
              "|---|---|---:|---:|---:|---:|---|"]
@@ -126,6 +134,11 @@ BEGIN = "<!-- capture coverage: scripts/capture_coverage.py --readme; begin -->"
 END = "<!-- capture coverage: end -->"
 
 
+def fail(message):
+    print(f"capture_coverage.py: {message}", file=sys.stderr)
+    sys.exit(2)
+
+
 def write_atomic(path, text):
     tmp = f"{path}.tmp{os.getpid()}"
     with open(tmp, "w") as f:
@@ -137,7 +150,7 @@ def replace_block(path, text):
     with open(path) as f:
         doc = f.read()
     if BEGIN not in doc or END not in doc:
-        raise SystemExit(f"capture_coverage.py: {path}: expected the markers {BEGIN} and {END}")
+        fail(f"{path}: expected the markers {BEGIN} and {END}")
     head, rest = doc.split(BEGIN, 1)
     _, tail = rest.split(END, 1)
     write_atomic(path, head + BEGIN + "\n" + text + END + tail)
@@ -155,23 +168,47 @@ def main(argv):
     ap.add_argument("-o", "--output", help="Markdown table (default: stdout)")
     ap.add_argument("--readme", help="Markdown file whose coverage block to replace")
     ap.add_argument("--json", help="also write the rows as JSON")
+    ap.add_argument("--rows", help="rows of an earlier --json: re-run only --models")
     args = ap.parse_args(argv[1:])
     models = [(m, ["--batch", str(args.batch), "--input-shape",
                    f"3,{SIZE.get(m, 224)},{SIZE.get(m, 224)}"],
                ["--batch", "2", "--input-shape", f"3,{RUN_SIZE.get(m, 32)},{RUN_SIZE.get(m, 32)}"])
               for m in torchvision_models()]
     models += [(m, ["--batch", str(args.batch)] + a, ["--batch", "2"] + a) for m, a in EXTRA]
+    order = [m[0] for m in models]
     if args.models:
         wanted = args.models.split(",")
+        unknown = sorted(set(wanted) - set(order))
+        if unknown:
+            fail(f"--models: expected names from the table, got {', '.join(unknown)}")
         models = [m for m in models if m[0] in wanted]
-    rows = []
+    earlier = {}
+    if args.rows:
+        try:
+            with open(args.rows) as f:
+                earlier = {r["model"]: r for r in json.load(f)}
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            fail(f"{args.rows}: expected the rows of --json, got {type(e).__name__}: {e}")
+        if not args.models:
+            models = []
+    fresh = {}
     with tempfile.TemporaryDirectory() as tmp:
         for model, cap_args, run_args in models:
             row = one(args.fusim, model, cap_args, run_args, tmp, args.run_max_params,
                       not args.no_run)
-            rows.append(row)
+            fresh[model] = row
             status = row.get("error") or row.get("backend_error") or "ok"
             print(f"{model}: {row.get('path')} {status[:200]}", file=sys.stderr, flush=True)
+            if args.json:  # after every model: an interrupted run keeps what it did
+                write_atomic(args.json, json.dumps(ordered(order, earlier, fresh), indent=1)
+                             + "\n")
+    rows = ordered(order, earlier, fresh)
+    ran = [r for r in rows if r.get("backend") is not None]
+    print(f"capture_coverage.py: {len(rows)} models: "
+          f"{sum(r.get('path') not in (None, 'fails') for r in rows)} captured, "
+          f"{sum(bool(r.get('valid')) for r in rows)} validated, "
+          f"{sum(bool(r.get('backend')) for r in ran)} of {len(ran)} run in the backend",
+          file=sys.stderr)
     text = table(rows)
     if args.output:
         write_atomic(args.output, text)
