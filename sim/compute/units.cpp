@@ -92,6 +92,10 @@ Tick ComputeUnits::dispatch_time(const schedule::Op& op) const {
   return gpu_ ? 0 : op.kernels * config_.dispatch_overhead;
 }
 
+int ComputeUnits::working_units(int held, int max_threads) const {
+  return gpu_ || max_threads <= 0 ? held : std::min(held, max_threads);
+}
+
 Tick ComputeUnits::compute_time(OpClass op_class, workload::DType dtype, int units,
                                 std::int64_t flops) const {
   if (flops <= 0) return 0;

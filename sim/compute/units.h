@@ -48,6 +48,11 @@ class ComputeUnits {
   // Host time an op's dispatches take before its work (CPU); 0 on GPUs (paid by the
   // launching thread, see earliest_start).
   Tick dispatch_time(const schedule::Op& op) const;
+  // Units of the `held` ones that work on a pass: all of them, or on a CPU at most
+  // `max_threads` where the kernel's grain leaves cores idle (a small tensor's elementwise
+  // op runs on one thread: schedule::MemoryPass::max_threads; 0 = no limit). GPUs: every SM
+  // the op holds.
+  int working_units(int held, int max_threads) const;
   // Time of `flops` of an op class and dtype on `units` units.
   Tick compute_time(OpClass op_class, workload::DType dtype, int units, std::int64_t flops) const;
 

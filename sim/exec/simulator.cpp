@@ -155,11 +155,18 @@ void Simulator::begin_work(int id) {
   advance(id);
 }
 
+int Simulator::working_units(const OpState& s) const {
+  const int held = static_cast<int>(s.cores.size());
+  return s.pass < s.program.passes.size()
+             ? units_.working_units(held, s.program.passes[s.pass].max_threads)
+             : held;
+}
+
 void Simulator::issue_chunk(int id, int chunk) {
   OpState& s = ops_[static_cast<std::size_t>(id)];
   const compute::ProgramPass& pass = s.program.passes[s.pass];
   const auto unit = static_cast<std::int64_t>(caches_->unit_bytes());
-  const auto cores = static_cast<std::int64_t>(s.cores.size());
+  const auto cores = static_cast<std::int64_t>(working_units(s));
   const int chunks = s.chunks;
   int& outstanding = s.outstanding[static_cast<std::size_t>(chunk)];
   outstanding = 1;  // held until every range of the chunk is issued
@@ -236,8 +243,8 @@ void Simulator::advance(int id) {
       std::int64_t share = pass.flops / s.chunks;
       std::int64_t flops =
           s.comp_done + 1 == s.chunks ? pass.flops - share * (s.chunks - 1) : share;
-      const Tick t = units_.compute_time(s.program.op_class, s.program.dtype,
-                                         static_cast<int>(s.cores.size()), flops);
+      const Tick t =
+          units_.compute_time(s.program.op_class, s.program.dtype, working_units(s), flops);
       if (t == 0) {
         ++s.comp_done;
       } else {

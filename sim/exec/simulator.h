@@ -48,6 +48,8 @@ class Simulator {
   void advance(int op);
   void issue_chunk(int op, int chunk);
   void finish(int op);
+  // The op's units that work on its current pass (ComputeUnits::working_units).
+  int working_units(const OpState& s) const;
   // Lanes other than `except` whose next op could start now (GPU SM sharing).
   int ready_lanes_waiting(int except_lane) const;
   Snapshot snapshot() const;

@@ -39,6 +39,10 @@ TEST_CASE("CPU lanes are core groups, stream s on group s mod groups") {
   CHECK(u.take_units(s.ops[1], 1, false) == std::vector<int>{4, 5, 6, 7});
   CHECK(u.dispatch_time(s.ops[1]) == ns(20));  // 2 kernels x 10 ns on the host
   CHECK(u.earliest_start(1) == 0);
+  // A pass whose grain keeps 1 thread busy works on 1 of the 4 cores; 0 = no limit.
+  CHECK(u.working_units(4, 1) == 1);
+  CHECK(u.working_units(4, 0) == 4);
+  CHECK(u.working_units(4, 6) == 4);
   u.finish(s.ops[0], {0, 1, 2, 3});
   CHECK(u.next(0) == 2);
   CHECK(u.busy());
@@ -69,6 +73,7 @@ TEST_CASE("GPU: asynchronous launches, SMs from a pool, at most max_concurrent_k
   CHECK(u.take_units(s.ops[1], 8, false) == std::vector<int>{2, 3});
   CHECK_FALSE(u.can_place(s.ops[1]));  // no SM free (and 2 kernels running)
   CHECK(u.can_place(s.ops[2]));        // a view needs none
+  CHECK(u.working_units(2, 1) == 2);   // a kernel works on every SM it holds
   u.finish(s.ops[0], {0, 1});
   CHECK(u.next(0) == 2);
   CHECK(u.describe().find("SMs free 2 of 4, kernels running 1") != std::string::npos);
