@@ -4,10 +4,10 @@
 #include <catch2/catch.hpp>
 #include <map>
 
+#include "builders/machine_builder.h"
 #include "compute/access_program.h"
 #include "exec/simulate.h"
 #include "schedule/schedule.h"
-#include "sim_fixtures.h"
 #include "workload/cost.h"
 #include "workload/trace_io.h"
 
@@ -47,7 +47,7 @@ const schedule::Op& op_of(const schedule::Schedule& s, OpKind kind, int layer) {
 TEST_CASE("generic layers: op class, kernels and FLOPs of their forward ops") {
   const auto trace = generic_trace();
   const auto s = eager_sgd(trace, 1);
-  const auto machine = test::machine(test::tiny_cpu("1KiB", "8KiB"));
+  const auto machine = test::defaults::tiny_cpu().llc("8KiB").build();
   struct Expect {
     const char* layer;
     OpClass op_class;
@@ -113,7 +113,7 @@ TEST_CASE("a parameter read by three layers: their backward ops accumulate into 
 
 TEST_CASE("generic layers simulate: a step of the example on a tiny machine") {
   const auto trace = generic_trace();
-  const auto machine = test::machine(test::tiny_cpu("1KiB", "8KiB"));
+  const auto machine = test::defaults::tiny_cpu().llc("8KiB").build();
   const auto s = eager_sgd(trace, 3);
   auto r = exec::simulate(trace, s, machine, exec::SimOptions{});
   // 2 GFLOP/s and no dispatch cost: the step takes at least the time of its forward (457)
