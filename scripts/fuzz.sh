@@ -63,8 +63,8 @@ fi
 seconds=${1:-60}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(trace machine cache_config address_trace dram_config dram_trace mixed sweep_set
-  sweep_resume)
+[ ${#targets[@]} -gt 0 ] || targets=(trace machine cache_config address_trace dram_config dram_trace
+  mixed sweep_set sweep_resume)
 if [ ! -f "$build/CMakeCache.txt" ]; then
   generator=()
   command -v ninja >/dev/null && generator=(-G Ninja)
@@ -72,8 +72,26 @@ if [ ! -f "$build/CMakeCache.txt" ]; then
     -DFUSIM_FUZZ=ON -DFUSIM_TESTS=OFF -DFUSIM_WITH_TORCH=OFF -DFUSIM_WITH_MPI=OFF >&2
 fi
 cmake --build "$build" --target "${targets[@]/#/fuzz_}" -j "${FUSIM_JOBS:-2}" >&2
+# FUSIM_FUZZ_PARALLEL=N runs up to N targets at once (the long run: 9 targets x 3600 s is
+# 9 hours one after the other, 1 h 10 min on 8 cores); each target's summary line is
+# printed when all are done, and also kept in its work folder (summary.txt).
+parallel=${FUSIM_FUZZ_PARALLEL:-1}
 status=0
+if [ "$parallel" -le 1 ]; then
+  for t in "${targets[@]}"; do
+    run_one "$build/fuzz/fuzz_$t" "$t" "$seconds" || status=1
+  done
+  exit $status
+fi
 for t in "${targets[@]}"; do
-  run_one "$build/fuzz/fuzz_$t" "$t" "$seconds" || status=1
+  while [ "$(jobs -rp | wc -l)" -ge "$parallel" ]; do wait -n || true; done
+  mkdir -p "$build/fuzz-work/$t"
+  (rc=0; run_one "$build/fuzz/fuzz_$t" "$t" "$seconds" >"$build/fuzz-work/$t/summary.txt" 2>&1 || rc=$?
+   echo "$rc" >"$build/fuzz-work/$t/rc") &
+done
+wait
+for t in "${targets[@]}"; do
+  cat "$build/fuzz-work/$t/summary.txt"
+  [ "$(cat "$build/fuzz-work/$t/rc")" = 0 ] || status=1
 done
 exit $status

@@ -32,9 +32,10 @@ std::string machine(const std::string& cores, const std::string& l1 = "32KiB") {
 
 struct Case {
   const char* name;
-  std::string machine;              // written as m.json when not empty
-  std::string args;                 // {m}: m.json
+  std::string content;              // written as `file` when not empty
+  std::string args;                 // {f}: that file's path
   std::vector<std::string> expect;  // fragments of the one stderr line
+  std::string file = "m.json";
 };
 
 std::vector<Case> cases() {
@@ -53,7 +54,7 @@ std::vector<Case> cases() {
       // Resource guards: refused before anything is allocated (issue 21, point 3).
       {"a machine of 10^9 cores",
        machine("1000000000"),
-       "simulate --trace " + kTrace + " --machine {m}",
+       "simulate --trace " + kTrace + " --machine {f}",
        {"m.json", "compute.cores", "at most 65536 cores", "1000000000"}},
       {"--set compute.cores=1000000000",
        "",
@@ -61,8 +62,19 @@ std::vector<Case> cases() {
        {"compute.cores", "at most 65536"}},
       {"private caches of every core over the memory budget",
        machine("60000", "64MiB"),
-       "simulate --trace " + kTrace + " --machine {m}",
+       "simulate --trace " + kTrace + " --machine {f}",
        {"m.json", "compute.cores", "private cache levels", "budget", "GiB"}},
+      // Ran until killed before: refreshes over 9e18 idle cycles.
+      {"DRAM trace arriving near 2^63",
+       "0x40 READ 0\n0x80 READ 9000000000000000000\n",
+       "dram --config ddr4-3200 --trace {f}",
+       {"r.trc", "request 2", "an arrival cycle at most", "got 9000000000000000000"},
+       "r.trc"},
+      {"dram gen of 10^12 requests", "", "dram gen -n 1000000000000 -o g.trc", {"-n", "budget"}},
+      {"dram gen whose arrivals overflow",
+       "",
+       "dram gen -n 1000 --interval 9000000000000000000 -o g.trc",
+       {"--interval", "64 bits"}},
   };
 #ifdef FUSIM_WITH_TORCH
   const std::string run = "run --trace " + kTrace + " --ordering eager";
@@ -94,9 +106,9 @@ TEST_CASE("options out of range and machines too big: exit 2, one line naming th
     DYNAMIC_SECTION(c.name) {
       const std::string dir = scratch_dir("option-misuse");
       std::string args = c.args;
-      if (!c.machine.empty()) {
-        const std::string path = write_file(dir, "m.json", c.machine);
-        args.replace(args.find("{m}"), 3, path);
+      if (!c.content.empty()) {
+        const std::string path = write_file(dir, c.file, c.content);
+        args.replace(args.find("{f}"), 3, path);
       }
       FusimRun r = run_fusim(dir, args);
       INFO("case: " << c.name << "\nstderr: " << r.err);
@@ -108,7 +120,7 @@ TEST_CASE("options out of range and machines too big: exit 2, one line naming th
       CHECK(r.out.empty());
       for (const auto& entry : std::filesystem::directory_iterator(dir)) {  // nothing written
         const std::string name = entry.path().filename().string();
-        CHECK((name == "fusim.out" || name == "fusim.err" || name == "m.json"));
+        CHECK((name == "fusim.out" || name == "fusim.err" || name == c.file));
       }
     }
   }
