@@ -10,6 +10,7 @@
 #include <string>
 
 #include "core/error.h"
+#include "core/int_math.h"
 #include "core/output_file.h"
 #include "mem/dram/direct_replay.h"
 
@@ -305,7 +306,7 @@ ReplayResult replay_trace(DramSystem& dram, EventQueue& queue,
     result.stats = dram.stats() - before;
     const Tick end = std::max(queue.now(), dram.last_completion());
     result.stats.elapsed = end - before.elapsed;
-    result.cycles = (end + tck - 1) / tck;
+    result.cycles = ceil_div(end, tck);
     return result;
   }
   TraceFeeder feeder(dram, queue, trace, max_cycles, bytes);
@@ -324,7 +325,7 @@ ReplayResult replay_trace(DramSystem& dram, EventQueue& queue,
   const Tick end =
       max_cycles == kNoCycle ? std::max(queue.now(), dram.last_completion()) : max_cycles * tck;
   result.stats.elapsed = end - before.elapsed;
-  result.cycles = (end + tck - 1) / tck;
+  result.cycles = ceil_div(end, tck);
   result.sent = feeder.sent();
   return result;
 }
