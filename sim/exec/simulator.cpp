@@ -92,15 +92,6 @@ Simulator::Simulator(const workload::Trace& trace, const schedule::Schedule& sch
   lanes_.resize(static_cast<std::size_t>(lanes));
   lane_head_.assign(lanes_.size(), 0);
   lane_busy_.assign(lanes_.size(), false);
-  for (int l = 0; l < lanes; ++l) {
-    if (gpu_) {
-      lane_names_.push_back(fmt::format("stream {}", l));
-    } else {
-      int first = l * machine.compute.threads_per_op;
-      lane_names_.push_back(
-          fmt::format("cores {}-{}", first, first + machine.compute.threads_per_op - 1));
-    }
-  }
   Tick host = 0;  // GPU: the launching host thread, in issue order
   const Tick d = machine.compute.dispatch_overhead, L = machine.compute.launch_latency;
   for (std::size_t i = 0; i < sops.size(); ++i) {
@@ -125,12 +116,7 @@ Simulator::Simulator(const workload::Trace& trace, const schedule::Schedule& sch
     sm_free_.assign(static_cast<std::size_t>(units), true);
     free_sms_ = units;
   }
-  first_forward_.assign(static_cast<std::size_t>(std::max(1, schedule.steps)), -1);
-  for (const auto& op : sops) {
-    if (op.step < 0 || op.step >= static_cast<int>(first_forward_.size())) continue;
-    int& f = first_forward_[static_cast<std::size_t>(op.step)];
-    if (op.kind == schedule::OpKind::Forward && f < 0) f = op.id;
-  }
+  first_forward_ = schedule::step_openers(schedule);
   boundaries_.resize(first_forward_.size());
   boundary_taken_.assign(first_forward_.size(), false);
   progress_every_ = std::max<std::size_t>(1, sops.size() / 200);
