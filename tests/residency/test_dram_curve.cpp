@@ -1,7 +1,11 @@
 // Bandwidth-latency curves measured on the DRAM controller: each point obeys Little's law
 // for the closed loop that produced it, bandwidth never passes the datasheet peak and
 // streaming reads come close to it, and interpolation between write shares is linear.
+#include <fmt/format.h>
 #include <catch2/catch.hpp>
+#include <filesystem>
+
+#include <unistd.h>
 
 #include "mem/dram/dram_spec.h"
 #include "mem/residency/dram_curve.h"
@@ -76,4 +80,46 @@ TEST_CASE("curves are measured once, the same for the same configuration") {
   const double p50 = a->curve(DramPattern::Stream, 2, 2).peak_bandwidth();
   CHECK(a->peak_bandwidth(DramPattern::Stream, 2, 0.25 + 0.25 / 3) ==
         Approx(p25 + (p50 - p25) / 3).epsilon(1e-12));
+}
+
+TEST_CASE("curves are measured at the nearest power-of-two region count") {
+  CHECK(region_bucket(1) == 1);
+  CHECK(region_bucket(2) == 2);
+  CHECK(region_bucket(3) == 4);  // 3 >= 1.5 x 2
+  CHECK(region_bucket(5) == 4);  // 5 < 1.5 x 4
+  CHECK(region_bucket(6) == 8);
+  CHECK(region_bucket(9) == 8);
+  CHECK(region_bucket(40) == 16);  // at most 16
+}
+
+TEST_CASE("a curve read back from the cache folder is the curve measured") {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / fmt::format("fusim-curve-test-{}", ::getpid());
+  fs::remove_all(dir);
+  const auto spec = dram::load_dram_preset("ddr4-3200");
+  double measured_peak = 0;
+  Tick measured_latency = 0;
+  {
+    DramCurves first(spec, params(4, 4, 10'000), dir.string());
+    measured_peak = first.peak_bandwidth(DramPattern::Stream, 2, 0.0);
+    measured_latency = first.read_latency_at(DramPattern::Stream, 2, 0.0, measured_peak / 2);
+    CHECK(first.measured() == 1);
+    CHECK(first.loaded() == 0);
+  }
+  {
+    DramCurves second(spec, params(4, 4, 10'000), dir.string());
+    CHECK(second.peak_bandwidth(DramPattern::Stream, 2, 0.0) == measured_peak);
+    CHECK(second.read_latency_at(DramPattern::Stream, 2, 0.0, measured_peak / 2) ==
+          measured_latency);
+    CHECK(second.measured() == 0);
+    CHECK(second.loaded() == 1);
+  }
+  {
+    // Other parameters: another key, not the file above.
+    DramCurves other(spec, params(4, 8, 10'000), dir.string());
+    other.peak_bandwidth(DramPattern::Stream, 2, 0.0);
+    CHECK(other.measured() == 1);
+    CHECK(other.loaded() == 0);
+  }
+  fs::remove_all(dir);
 }

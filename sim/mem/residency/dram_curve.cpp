@@ -8,6 +8,7 @@
 #include "core/error.h"
 #include "core/event_queue.h"
 #include "mem/dram/dram_system.h"
+#include "mem/residency/dram_curve_file.h"
 
 namespace fusim::residency {
 namespace {
@@ -261,26 +262,72 @@ DramCurve measure_dram_curve(const dram::DramSpec& spec, const DramCurveParams& 
   return curve;
 }
 
-DramCurves::DramCurves(dram::DramSpec spec, DramCurveParams params)
-    : spec_(std::move(spec)), params_(params), key_(dram_curve_key(spec_, params_)) {}
+std::string controller_fingerprint(const dram::DramSpec& spec) {
+  // A small fixed probe: any change to what the controller does to these requests (its
+  // timing, scheduling, refresh) changes these numbers, and with them the file names.
+  DramCurveParams p;
+  p.request_bytes = 64;
+  p.cores = 4;
+  p.mshrs = 8;
+  p.path_latency = 10'000;
+  p.window = 256;
+  std::string out;
+  for (double share : {0.0, 0.5}) {
+    const CurvePoint point = Probe(spec, p, DramPattern::Stream, 2, share, 4).run();
+    out += fmt::format("{:a}/{};", point.bandwidth, point.read_latency);
+  }
+  return out;
+}
+
+int region_bucket(int regions) {
+  regions = std::clamp(regions, 1, kMaxRegions);
+  int bucket = 1;
+  // Nearest in log2: up past a power of two once regions reaches 1.5x it (2^k x sqrt2 would
+  // be the exact midpoint; 1.5x keeps the rule in integers: 3 -> 4, 5 -> 4, 6 -> 8).
+  while (bucket < kMaxRegions && 2 * regions >= 3 * bucket) bucket *= 2;
+  return bucket;
+}
+
+DramCurves::DramCurves(dram::DramSpec spec, DramCurveParams params, std::string cache_dir)
+    : spec_(std::move(spec)),
+      params_(params),
+      key_(dram_curve_key(spec_, params_)),
+      cache_dir_(std::move(cache_dir)) {}
 
 const DramCurve& DramCurves::curve(DramPattern pattern, int regions, std::size_t share_index) {
   FUSIM_ASSERT(share_index < kWriteShares.size(), "a measured write share");
-  regions = std::clamp(regions, 1, kMaxRegions);
+  regions = region_bucket(regions);
   const auto key = std::make_tuple(static_cast<int>(pattern), regions, share_index);
   std::lock_guard<std::mutex> lock(mutex_);
   auto it = curves_.find(key);
-  if (it == curves_.end())
-    it = curves_
-             .emplace(key, std::make_unique<DramCurve>(measure_dram_curve(
-                               spec_, params_, pattern, regions, kWriteShares[share_index])))
-             .first;
-  return *it->second;  // never moves: the map holds pointers
+  if (it != curves_.end()) return *it->second;  // never moves: the map holds pointers
+  const double share = kWriteShares[share_index];
+  std::unique_ptr<DramCurve> c;
+  CurveFileName name;
+  if (!cache_dir_.empty()) {
+    if (fingerprint_.empty()) fingerprint_ = controller_fingerprint(spec_);
+    name = {cache_dir_, key_, fingerprint_, pattern, regions, share};
+    if (auto stored = read_curve_file(name)) {
+      c = std::make_unique<DramCurve>(std::move(*stored));
+      ++loaded_;
+    }
+  }
+  if (!c) {
+    c = std::make_unique<DramCurve>(measure_dram_curve(spec_, params_, pattern, regions, share));
+    ++measured_;
+    if (!cache_dir_.empty()) write_curve_file(name, *c);
+  }
+  return *curves_.emplace(key, std::move(c)).first->second;
 }
 
 std::size_t DramCurves::measured() const {
   std::lock_guard<std::mutex> lock(mutex_);
-  return curves_.size();
+  return measured_;
+}
+
+std::size_t DramCurves::loaded() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return loaded_;
 }
 
 double DramCurves::peak_bandwidth(DramPattern pattern, int regions, double write_share) {
@@ -310,7 +357,7 @@ std::shared_ptr<DramCurves> DramCurveStore::get(const dram::DramSpec& spec,
   std::string key = dram_curve_key(spec, params);
   std::lock_guard<std::mutex> lock(mutex_);
   auto& slot = by_key_[key];
-  if (!slot) slot = std::make_shared<DramCurves>(spec, params);
+  if (!slot) slot = std::make_shared<DramCurves>(spec, params, cache_dir_);
   return slot;
 }
 

@@ -19,11 +19,14 @@
 // A point is the bandwidth (reads + writes) and the mean read latency from joining the
 // FIFO to the last data beat, over a window after as long a warm-up.
 //
-// Curves are measured on first use, per pattern, region count and write share (kWriteShares;
-// interpolated linearly between them), and kept: DramCurves is shared by every simulation
-// of one DRAM configuration (thread-safe), DramCurveStore holds them per configuration for
-// a sweep or a command (owned by the caller: no global state). Deterministic: the numbers
-// are the controller's, whichever thread measures them first.
+// Curves are measured on first use, per pattern, region count (1, 2, 4, 8 or 16: the nearest
+// power of two; they differ by a few percent between neighbours) and write share
+// (kWriteShares; interpolated linearly between them), and kept: DramCurves is shared by
+// every simulation of one DRAM configuration (thread-safe), DramCurveStore holds them per
+// configuration for a sweep or a command (owned by the caller: no global state), and,
+// given a folder, on disk (dram_curve_file.h), so that a later process finds them without
+// measuring. Deterministic: the numbers are the controller's, whichever thread or process
+// measured them.
 #include <array>
 #include <cstdint>
 #include <map>
@@ -76,6 +79,9 @@ struct DramCurveParams {
 // parameters. Equal keys, equal curves.
 std::string dram_curve_key(const dram::DramSpec& spec, const DramCurveParams& params);
 
+// The region counts curves are measured at: the power of two nearest `regions` (1..16).
+int region_bucket(int regions);
+
 // One curve, measured now.
 DramCurve measure_dram_curve(const dram::DramSpec& spec, const DramCurveParams& params,
                              DramPattern pattern, int regions, double write_share);
@@ -83,7 +89,8 @@ DramCurve measure_dram_curve(const dram::DramSpec& spec, const DramCurveParams& 
 // The curves of one DRAM configuration, measured as they are asked for.
 class DramCurves {
  public:
-  DramCurves(dram::DramSpec spec, DramCurveParams params);
+  // cache_dir: where curves are kept between processes ("" for nowhere).
+  DramCurves(dram::DramSpec spec, DramCurveParams params, std::string cache_dir = "");
   const std::string& key() const { return key_; }
   const DramCurveParams& params() const { return params_; }
   double peak_bandwidth(DramPattern pattern, int regions, double write_share);
@@ -91,12 +98,16 @@ class DramCurves {
   Tick idle_read_latency(DramPattern pattern);  // one core, one region, no writes
   // The curve at a measured share (kWriteShares[share_index]); regions clamped to 1..16.
   const DramCurve& curve(DramPattern pattern, int regions, std::size_t share_index);
-  std::size_t measured() const;  // curves measured so far
+  std::size_t measured() const;  // curves measured so far (not read from disk)
+  std::size_t loaded() const;    // curves read from the cache folder
 
  private:
   dram::DramSpec spec_;
   DramCurveParams params_;
   std::string key_;
+  std::string cache_dir_;
+  std::string fingerprint_;  // of the controller's behaviour (dram_curve_file.h), lazily
+  std::size_t measured_ = 0, loaded_ = 0;
   mutable std::mutex mutex_;
   std::map<std::tuple<int, int, std::size_t>, std::unique_ptr<DramCurve>> curves_;
 };
@@ -104,9 +115,12 @@ class DramCurves {
 // DRAM configurations' curves by key, for everything one command or sweep simulates.
 class DramCurveStore {
  public:
+  explicit DramCurveStore(std::string cache_dir = "") : cache_dir_(std::move(cache_dir)) {}
   std::shared_ptr<DramCurves> get(const dram::DramSpec& spec, const DramCurveParams& params);
+  const std::string& cache_dir() const { return cache_dir_; }
 
  private:
+  std::string cache_dir_;
   std::mutex mutex_;
   std::map<std::string, std::shared_ptr<DramCurves>> by_key_;
 };

@@ -74,6 +74,8 @@ void Pipes::advance_to_now() {
   last_ = now;
   if (dt <= 0) return;
   for (Flow& f : flows_) f.remaining = std::max(0.0, f.remaining - f.rate * dt);
+  backlog_ = std::max(0.0, backlog_ + (posted_ - drain_) * dt);
+  if (backlog_ < 1.0) backlog_ = 0;  // under a byte left: drained (rounding of the event)
 }
 
 // Max-min fair unit rates (progressive filling) with the MSHR demands taken at a miss
@@ -90,8 +92,7 @@ void Pipes::fill(double latency_ps) {
     const FlowWork& w = f.work;
     const double units = std::max(w.units, 1.0);
     const double cores = std::max(w.cores, 1);
-    f.coeff[static_cast<std::size_t>(memory_resource_)] =
-        (w.memory_read_bytes + w.memory_write_bytes) / units;
+    f.coeff[static_cast<std::size_t>(memory_resource_)] = memory_demand(w) / units;
     // The first batch of misses (one per MSHR of the flow's cores) is the tail's.
     double batch = std::numeric_limits<double>::infinity();
     for (const PipeLevel& l : config_.levels)
@@ -144,62 +145,81 @@ void Pipes::fill(double latency_ps) {
     }
   }
   memory_rate_ = 0;
+  posted_ = 0;
   for (std::size_t j = 0; j < n; ++j) {
     Flow& f = flows_[j];
     f.rate = level_[j] / std::max(f.work.units, 1.0);
-    memory_rate_ += f.rate * (f.work.memory_read_bytes + f.work.memory_write_bytes);
+    memory_rate_ += f.rate * memory_demand(f.work);
+    posted_ += f.rate * f.work.posted_bytes;
   }
 }
 
 void Pipes::solve() {
-  if (flows_.empty()) {
-    memory_rate_ = 0;
+  if (flows_.empty() && backlog_ <= 0) {
+    memory_rate_ = posted_ = drain_ = 0;
     return;
   }
   // The mix on memory: its write share and the regions read, weighted by bytes.
-  double reads = 0, writes = 0, regions = 0;
+  double reads = 0, writes = 0, regions = 0, posted = 0;
   bool misses = false;
   for (const Flow& f : flows_) {
     reads += f.work.memory_read_bytes;
-    writes += f.work.memory_write_bytes;
+    writes += f.work.memory_write_bytes + f.work.writeback_bytes;
     regions += f.work.memory_read_bytes * f.work.read_regions;
+    posted += f.work.posted_bytes;
     misses = misses || f.work.memory_reads > 0;
   }
-  write_share_ = reads + writes > 0 ? writes / (reads + writes) : 0;
+  Resource& memory = resources_[static_cast<std::size_t>(memory_resource_)];
+  if (reads + writes + posted <= 0 && backlog_ <= 0) {  // nothing on memory: no curves needed
+    memory_unlimited_ = true;
+    fill(0);
+    drain_ = 0;
+    return;
+  }
+  const double total = reads + writes + posted;
+  write_share_ = total > 0 ? (writes + posted) / total : 1.0;
   regions_ = reads > 0 ? std::max(1, static_cast<int>(std::lround(regions / reads))) : 1;
-  const double peak = memory_.peak_bandwidth(regions_, write_share_);
-  resources_[static_cast<std::size_t>(memory_resource_)].capacity = peak * 1e-12;  // bytes/ps
+  const double peak = memory_.peak_bandwidth(regions_, write_share_) * 1e-12;  // bytes/ps
+  const double write_peak = memory_.peak_bandwidth(1, 1.0) * 1e-12;
+  // Posted victims come first (they are ahead in the FIFO); what is left serves the
+  // flows' memory demand, unless victims are queued: then nothing is left until they
+  // are in. The posting rates depend on the flows' rates, which depend on the memory
+  // left: a first fill with unlimited memory gives them for flows that do not need
+  // memory; flows that do are held to what is left by the second.
+  memory_unlimited_ = peak <= 0;  // a fixed memory without a bandwidth limit
+  fill(0);  // the posters' rates (they do not use memory; the rest is redone below)
+  const double posting = posted_;
+  const bool blocked = !memory_unlimited_ && (backlog_ > 0 || posting > peak);
+  drain_ = blocked ? write_peak : posting;
+  memory.capacity = blocked ? 0 : std::max(0.0, peak - posting);
   auto latency_at = [&](double rate) {
     return memory_.read_latency(regions_, write_share_, rate * 1e12);
   };
   const double path = static_cast<double>(config_.miss_path_latency);
-  if (!misses) {
-    fill(0);
-    memory_latency_ = latency_at(memory_rate_);
+  if (!misses || blocked) {
+    fill(path + static_cast<double>(latency_at(peak > 0 ? peak : 1e30)));
+    memory_latency_ = latency_at(memory_rate_ + posting);
     return;
   }
   // The rates fall as the miss latency rises and the latency rises with the rate: the
   // fixed point lies between the rates at the loaded (peak) and the idle latency.
-  const double slow_latency =
-      path + static_cast<double>(latency_at(peak > 0 ? peak * 1e-12 : 1e30));
-  fill(slow_latency);
+  fill(path + static_cast<double>(latency_at(peak > 0 ? peak : 1e30)));
   double lo = memory_rate_;
-  const double fast_latency = path + static_cast<double>(latency_at(0));
-  fill(fast_latency);
+  fill(path + static_cast<double>(latency_at(posting)));
   double hi = memory_rate_;
   if (hi - lo > kRelativeGap * hi) {
     for (int i = 0; i < kMaxBisections && hi - lo > kRelativeGap * hi; ++i) {
       const double mid = 0.5 * (lo + hi);
-      fill(path + static_cast<double>(latency_at(mid)));
+      fill(path + static_cast<double>(latency_at(mid + posting)));
       if (memory_rate_ > mid) {
         lo = mid;
       } else {
         hi = mid;
       }
     }
-    fill(path + static_cast<double>(latency_at(lo)));  // the consistent side
+    fill(path + static_cast<double>(latency_at(lo + posting)));  // the consistent side
   }
-  memory_latency_ = latency_at(memory_rate_);
+  memory_latency_ = latency_at(memory_rate_ + posting);
 }
 
 void Pipes::schedule_next() {
@@ -207,6 +227,7 @@ void Pipes::schedule_next() {
   double soonest = std::numeric_limits<double>::infinity();
   for (const Flow& f : flows_)
     if (f.rate > 0) soonest = std::min(soonest, f.remaining / f.rate);
+  if (backlog_ > 0 && drain_ > posted_) soonest = std::min(soonest, backlog_ / (drain_ - posted_));
   if (!std::isfinite(soonest)) return;
   const Tick at = queue_.now() + static_cast<Tick>(std::ceil(soonest));
   const std::uint64_t g = generation_;

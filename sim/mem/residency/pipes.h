@@ -12,6 +12,12 @@
 //  - main memory's bandwidth, at the read/write mix of the flows on it (memory_curve.h),
 //    whose read latency grows with the load (the curves): the MSHR demand and the load
 //    are solved together.
+// Dirty victims are posted, as in the line model: nobody waits for them. The victims of
+// fills from memory leave with the misses that evicted them (one FIFO in front of the
+// memory), so they are part of the flow's memory demand; the others (victims of fills from
+// a cache level, or of stores that allocate without a fetch) join the FIFO at once,
+// served as they come while memory has room; past that they queue (the backlog), drained
+// at memory's write bandwidth, and every read behind them waits (a strict FIFO).
 // Flows share resources max-min fairly at equal unit rates (the line model alternates a
 // core's concurrent ranges at its port and serves shared ports first come first served);
 // rates are recomputed whenever a flow starts or finishes. A flow's work is done when
@@ -57,9 +63,11 @@ struct FlowWork {
   double units = 0;                                      // units the flow covers (its weight)
   std::array<double, kMaxPipeLevels> lookups{};          // units looked up per level, all cores
   double memory_reads = 0;                               // units read from memory (hold MSHRs)
-  double memory_read_bytes = 0, memory_write_bytes = 0;  // writes: demand and writebacks
-  int read_regions = 1;                                  // ranges with memory reads
-  int deepest = 0;                                       // deepest level reached (levels = memory)
+  double memory_read_bytes = 0, memory_write_bytes = 0;  // writes: demand (waited for)
+  double writeback_bytes = 0;  // dirty victims leaving with the flow's misses
+  double posted_bytes = 0;     // dirty victims posted at once
+  int read_regions = 1;        // ranges with memory reads
+  int deepest = 0;             // deepest level reached (levels = memory)
 };
 
 class Pipes {
@@ -72,6 +80,7 @@ class Pipes {
   // The memory bandwidth (bytes/s) and read latency of the current rates.
   double memory_bandwidth() const { return memory_rate_ * 1e12; }
   Tick memory_latency() const { return memory_latency_; }
+  double backlog_bytes() const { return backlog_; }
 
  private:
   struct Flow {
@@ -90,6 +99,9 @@ class Pipes {
   };
 
   void advance_to_now();
+  static double memory_demand(const FlowWork& w) {
+    return w.memory_read_bytes + w.memory_write_bytes + w.writeback_bytes;
+  }
   void solve();
   void fill(double latency_ps);  // max-min fair rates at a given miss latency
   void schedule_next();
@@ -110,6 +122,10 @@ class Pipes {
   Tick memory_latency_ = 0;  // read latency at that rate
   double write_share_ = 0;
   int regions_ = 1;
+  bool memory_unlimited_ = false;
+  double backlog_ = 0;  // posted victims queued in front of memory (bytes)
+  double posted_ = 0;   // bytes/ps of victims posted by flows that do not read memory
+  double drain_ = 0;    // bytes/ps at which memory takes posted victims now
   // solve() scratch
   std::vector<double> level_, used_;
   std::vector<char> frozen_;

@@ -12,17 +12,18 @@ RangeStack::RangeStack(std::uint64_t capacity) : capacity_(capacity) {
 
 Piece RangeStack::piece_of(std::int32_t s) const {
   const Segment& g = seg(s);
-  return {g.lo, g.hi, g.dirty, g.owner, false};
+  return {g.lo, g.hi, g.dirty, g.owner};
 }
 
-std::int32_t RangeStack::find(Addr addr, Addr limit, Addr* next_lo) const {
-  auto it = index_.upper_bound(addr);  // the first segment ending after addr
-  if (it == index_.end()) {
+std::int32_t RangeStack::find(const Owner& owner, Addr addr, Addr limit, Addr* next_lo) const {
+  const Key k = key(owner, addr);
+  auto it = index_.upper_bound(k);  // the owner's first segment ending after addr
+  if (it == index_.end() || !same_owner(KeyOf()(*it), k)) {
     *next_lo = limit;
     return kNone;
   }
-  const Segment& g = seg(it->second);
-  if (g.lo <= addr) return it->second;
+  const Segment& g = *it;
+  if (g.lo <= addr) return id_of(g);
   *next_lo = std::min(g.lo, limit);
   return kNone;
 }
@@ -37,11 +38,12 @@ std::int32_t RangeStack::new_segment(Addr lo, Addr hi, const Owner& owner, bool 
     segs_.emplace_back();
   }
   Segment& g = seg(s);
-  g = Segment{};
   g.lo = lo;
   g.hi = hi;
   g.owner = owner;
   g.dirty = dirty;
+  g.prev = g.next = kNone;
+  g.id = s;
   return s;
 }
 
@@ -78,7 +80,7 @@ std::int32_t RangeStack::split(std::int32_t s, Addr addr) {
   FUSIM_ASSERT(copy.lo < addr && addr < copy.hi, "a split inside the segment");
   std::int32_t low = new_segment(copy.lo, addr, copy.owner, copy.dirty);
   seg(s).lo = addr;
-  index_.emplace(addr, low);
+  index_.insert(seg(low));
   // Just below s: older than s's higher addresses, newer than whatever was below s.
   Segment& l = seg(low);
   l.prev = s;
@@ -99,8 +101,8 @@ std::int32_t RangeStack::carve(std::int32_t s, Addr lo, Addr hi) {
 }
 
 void RangeStack::erase(std::int32_t s) {
-  const Segment& g = seg(s);
-  index_.erase(g.hi);
+  Segment& g = seg(s);
+  index_.erase(index_.iterator_to(g));
   resident_ -= g.hi - g.lo;
   unlink(s);
   free_segment(s);
@@ -112,14 +114,17 @@ void RangeStack::push_range(Addr lo, Addr hi, const Owner& owner, bool dirty) {
     Segment& top = seg(head_);
     // The new range continues the top segment upwards: one run of ascending recency.
     if (top.hi == lo && top.dirty == dirty && top.owner == owner) {
-      index_.erase(top.hi);
+      // Its key (the end) grows past nobody of its owner: [lo, hi) was not held.
+      auto it = index_.iterator_to(top);
+      auto next = std::next(it);
+      index_.erase(it);
       top.hi = hi;
-      index_.emplace(hi, head_);
+      index_.insert(next, top);
       return;
     }
   }
   std::int32_t s = new_segment(lo, hi, owner, dirty);
-  index_.emplace(hi, s);
+  index_.insert(seg(s));
   push_top(s);
 }
 
@@ -133,7 +138,7 @@ void RangeStack::evict_to_capacity(std::vector<Piece>& victims) {
       erase(t);
     } else {
       // The oldest bytes of a segment are its lowest addresses.
-      victims.push_back({g.lo, g.lo + excess, g.dirty, g.owner, false});
+      victims.push_back({g.lo, g.lo + excess, g.dirty, g.owner});
       g.lo += excess;
       resident_ -= excess;
     }
@@ -144,33 +149,28 @@ void RangeStack::mark_dirty(Addr lo, Addr hi, const Owner& owner, std::vector<Pi
   Addr cur = lo;
   while (cur < hi) {
     Addr next_lo = hi;
-    std::int32_t s = find(cur, hi, &next_lo);
-    if (s != kNone && seg(s).owner == owner) {
-      const Addr end = std::min(seg(s).hi, hi);
-      if (!seg(s).dirty) seg(carve(s, cur, end)).dirty = true;
-      cur = end;
+    const std::int32_t s = find(owner, cur, hi, &next_lo);
+    if (s == kNone) {
+      missing.push_back({cur, next_lo, true, owner});
+      cur = next_lo;
       continue;
     }
-    const Addr end = s != kNone ? std::min(seg(s).hi, hi) : next_lo;
-    missing.push_back({cur, end, true, owner, false});
+    const Addr end = std::min(seg(s).hi, hi);
+    if (!seg(s).dirty) seg(carve(s, cur, end)).dirty = true;
     cur = end;
   }
 }
 
 void RangeStack::invalidate(Addr lo, Addr hi, std::vector<Piece>& removed) {
-  Addr cur = lo;
-  while (cur < hi) {
-    Addr next_lo = hi;
-    std::int32_t s = find(cur, hi, &next_lo);
-    if (s == kNone) {
-      cur = next_lo;
-      continue;
-    }
-    const Addr end = std::min(seg(s).hi, hi);
-    const std::int32_t m = carve(s, cur, end);
+  // Every owner's copies: gather the segments overlapping [lo, hi), then cut them out.
+  std::vector<std::int32_t> hit;
+  for (std::int32_t s = head_; s != kNone; s = seg(s).next)
+    if (seg(s).lo < hi && seg(s).hi > lo) hit.push_back(s);
+  for (std::int32_t s : hit) {
+    const Addr a = std::max(seg(s).lo, lo), b = std::min(seg(s).hi, hi);
+    const std::int32_t m = carve(s, a, b);
     removed.push_back(piece_of(m));
     erase(m);
-    cur = end;
   }
 }
 
@@ -178,24 +178,16 @@ void RangeStack::insert(const Piece& piece, std::vector<Piece>& victims) {
   Addr cur = piece.lo;
   while (cur < piece.hi) {
     Addr next_lo = piece.hi;
-    std::int32_t s = find(cur, piece.hi, &next_lo);
-    if (s != kNone && seg(s).owner == piece.owner) {
+    const std::int32_t s = find(piece.owner, cur, piece.hi, &next_lo);
+    if (s != kNone) {
       const Addr end = std::min(seg(s).hi, piece.hi);
       if (piece.dirty && !seg(s).dirty) seg(carve(s, cur, end)).dirty = true;
       cur = end;
       continue;
     }
-    Addr end = next_lo;
-    if (s != kNone) {
-      end = std::min(seg(s).hi, piece.hi);
-      const std::int32_t m = carve(s, cur, end);
-      victims.push_back(piece_of(m));
-      victims.back().stale = true;
-      erase(m);
-    }
-    push_range(cur, end, piece.owner, piece.dirty);
+    push_range(cur, next_lo, piece.owner, piece.dirty);
     evict_to_capacity(victims);
-    cur = end;
+    cur = next_lo;
   }
 }
 
@@ -204,13 +196,13 @@ std::uint64_t RangeStack::held_bytes(Addr lo, Addr hi, const Owner& owner) const
   Addr cur = lo;
   while (cur < hi) {
     Addr next_lo = hi;
-    std::int32_t s = find(cur, hi, &next_lo);
+    const std::int32_t s = find(owner, cur, hi, &next_lo);
     if (s == kNone) {
       cur = next_lo;
       continue;
     }
     const Addr end = std::min(seg(s).hi, hi);
-    if (seg(s).owner == owner) held += end - cur;
+    held += end - cur;
     cur = end;
   }
   return held;

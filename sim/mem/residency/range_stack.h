@@ -18,15 +18,19 @@
 // cores (its capacity the sum of theirs, sim/mem/residency/residency.h), whose segments say
 // which core of the group holds each byte: `Owner`, the cores and the chunk slice whose
 // even split gave each core its part. A byte hits only for an access with the same owner
-// (the same core loaded it); a piece with another owner is dropped when the new one is
-// filled (returned as a victim, so dirty bytes are written back), so segments never
-// overlap. Shared levels use one Owner for everything.
+// (the same core loaded it). Copies of one byte under different owners are different
+// cores' copies: they coexist, each with its own recency, and leave by LRU like any other
+// (no coherence is modelled, as in the line model: a core keeps a copy other cores have
+// since rewritten, and hits it when a later split gives it those bytes again). Segments of
+// one owner never overlap. Shared levels use one Owner for everything.
 //
 // Not thread-safe; no global state.
 #include <cstdint>
 #include <vector>
 
-#include <boost/container/flat_map.hpp>
+#include <deque>
+
+#include <boost/intrusive/set.hpp>
 
 namespace fusim::residency {
 
@@ -52,7 +56,6 @@ struct Piece {
   Addr lo = 0, hi = 0;
   bool dirty = false;
   Owner owner;
-  bool stale = false;  // a victim that was another owner's copy, dropped by a fill
 };
 
 // What an access does to the pieces it finds and to those it does not.
@@ -69,8 +72,8 @@ class RangeStack {
   explicit RangeStack(std::uint64_t capacity);
 
   // Walks [lo, hi) in ascending order (see the header comment); for each maximal piece
-  // calls visit(lo, hi, hit, was_dirty). Bytes pushed out by fills (and pieces of other
-  // owners dropped by them) are appended to `victims`, dirty or clean, in eviction order.
+  // calls visit(lo, hi, hit, was_dirty). Bytes pushed out by fills are appended to
+  // `victims`, dirty or clean, in eviction order.
   template <class Visit>
   void access(Addr lo, Addr hi, const Owner& owner, const AccessMode& mode, Visit&& visit,
               std::vector<Piece>& victims);
@@ -79,9 +82,11 @@ class RangeStack {
   // (a writeback arriving from above); appends the parts not held to `missing`.
   void mark_dirty(Addr lo, Addr hi, const Owner& owner, std::vector<Piece>& missing);
   // Takes every byte of [lo, hi) out, whoever holds it; appends what was there to `removed`.
+  // (Linear in the segments when several owners share the stack: only inclusive levels
+  // back-invalidating private ones do this.)
   void invalidate(Addr lo, Addr hi, std::vector<Piece>& removed);
-  // Inserts a victim from above (exclusive levels): held parts only become dirty if it is;
-  // the rest goes on top, evicting into `victims`.
+  // Inserts a victim from above (exclusive levels), or a piece just served from below: held
+  // parts only become dirty if it is; the rest goes on top, evicting into `victims`.
   void insert(const Piece& piece, std::vector<Piece>& victims);
 
   std::uint64_t capacity() const { return capacity_; }
@@ -97,20 +102,25 @@ class RangeStack {
   }
 
  private:
-  struct Segment {
+  // A segment is a node of the address index (an intrusive red-black tree: no allocation
+  // per insert, O(log segments)) and of the recency list. Nodes live in a deque, which
+  // never moves them.
+  struct Segment : boost::intrusive::set_base_hook<boost::intrusive::optimize_size<true>> {
     Addr lo = 0, hi = 0;
     Owner owner;
     bool dirty = false;
     std::int32_t prev = -1, next = -1;  // towards the top (MRU) / the bottom (LRU)
+    std::int32_t id = -1;               // its index in segs_
   };
   static constexpr std::int32_t kNone = -1;
+  static std::int32_t id_of(const Segment& g) { return g.id; }
 
   Segment& seg(std::int32_t s) { return segs_[static_cast<std::size_t>(s)]; }
   const Segment& seg(std::int32_t s) const { return segs_[static_cast<std::size_t>(s)]; }
   Piece piece_of(std::int32_t s) const;
   // The segment holding addr, or kNone; *next_lo: start of the first segment above addr
   // (or `limit` if none starts before it).
-  std::int32_t find(Addr addr, Addr limit, Addr* next_lo) const;
+  std::int32_t find(const Owner& owner, Addr addr, Addr limit, Addr* next_lo) const;
   std::int32_t new_segment(Addr lo, Addr hi, const Owner& owner, bool dirty);
   void free_segment(std::int32_t s);
   void unlink(std::int32_t s);
@@ -128,11 +138,34 @@ class RangeStack {
 
   std::uint64_t capacity_;
   std::uint64_t resident_ = 0;
-  std::vector<Segment> segs_;
+  std::deque<Segment> segs_;
   std::vector<std::int32_t> free_;
-  // Segments by their end address (hi): trimming a segment's low end, which eviction does,
-  // keeps its key. Segments never overlap.
-  boost::container::flat_map<Addr, std::int32_t> index_;
+  // Segments by owner, then by their end address (hi): trimming a segment's low end, which
+  // eviction does, keeps its key. A solo owner's slice is not part of its key.
+  struct Key {
+    std::int32_t group;
+    Addr slice_lo, slice_hi, hi;
+    bool operator<(const Key& o) const {
+      if (group != o.group) return group < o.group;
+      if (slice_lo != o.slice_lo) return slice_lo < o.slice_lo;
+      if (slice_hi != o.slice_hi) return slice_hi < o.slice_hi;
+      return hi < o.hi;
+    }
+  };
+  static Key key(const Owner& owner, Addr hi) {
+    return owner.solo ? Key{owner.group, 0, 0, hi}
+                      : Key{owner.group, owner.slice_lo, owner.slice_hi, hi};
+  }
+  static bool same_owner(const Key& a, const Key& b) {
+    return a.group == b.group && a.slice_lo == b.slice_lo && a.slice_hi == b.slice_hi;
+  }
+  struct KeyOf {
+    using type = Key;
+    Key operator()(const Segment& s) const { return key(s.owner, s.hi); }
+  };
+  boost::intrusive::set<Segment, boost::intrusive::key_of_value<KeyOf>,
+                        boost::intrusive::constant_time_size<true>>
+      index_;
   std::int32_t head_ = kNone, tail_ = kNone;
 };
 
@@ -142,8 +175,8 @@ void RangeStack::access(Addr lo, Addr hi, const Owner& owner, const AccessMode& 
   Addr cur = lo;
   while (cur < hi) {
     Addr next_lo = hi;
-    std::int32_t s = find(cur, hi, &next_lo);
-    if (s != kNone && seg(s).owner == owner) {
+    const std::int32_t s = find(owner, cur, hi, &next_lo);
+    if (s != kNone) {
       const Addr end = seg(s).hi < hi ? seg(s).hi : hi;
       const std::int32_t m = carve(s, cur, end);
       const bool was_dirty = seg(m).dirty;
@@ -153,16 +186,7 @@ void RangeStack::access(Addr lo, Addr hi, const Owner& owner, const AccessMode& 
       cur = end;
       continue;
     }
-    Addr end = next_lo;
-    if (s != kNone) {  // held for another owner: that copy is dropped, this is a miss
-      end = seg(s).hi < hi ? seg(s).hi : hi;
-      if (mode.miss_fill) {
-        const std::int32_t m = carve(s, cur, end);
-        victims.push_back(piece_of(m));
-        victims.back().stale = true;
-        erase(m);
-      }
-    }
+    const Addr end = next_lo;
     if (mode.miss_fill) {
       push_range(cur, end, owner, mode.miss_dirty);
       evict_to_capacity(victims);

@@ -23,6 +23,7 @@ Served& Served::operator+=(const Served& o) {
   memory_read_bytes += o.memory_read_bytes;
   memory_write_bytes += o.memory_write_bytes;
   writeback_bytes += o.writeback_bytes;
+  unpaced_writeback_bytes += o.unpaced_writeback_bytes;
   return *this;
 }
 
@@ -83,7 +84,7 @@ Owner ResidencyHierarchy::owner_at(int level, const Context& c) const {
 // The top of the hierarchy: the core takes what it read, nothing is filled above it.
 class ResidencyHierarchy::Discard final : public Upward {
  public:
-  void served(Addr, Addr, bool) override {}
+  void served(Addr, Addr, bool, bool) override {}
 };
 
 void ResidencyHierarchy::access(const AccessRequest& r, Served& served) {
@@ -128,8 +129,8 @@ class ResidencyHierarchy::FillAbove final : public Upward {
   // when `dirty` (a write-allocate fill of a write-back level), then passes the pieces on.
   FillAbove(ResidencyHierarchy& h, int k, const Context& c, Upward& up, bool write)
       : h_(h), k_(k), c_(c), up_(up), write_(write) {}
-  void served(Addr lo, Addr hi, bool dirty) override {
-    h_.fill(k_, c_, lo, hi, dirty, write_, up_);
+  void served(Addr lo, Addr hi, bool dirty, bool from_memory) override {
+    h_.fill(k_, c_, lo, hi, dirty, write_, from_memory, up_);
   }
 
  private:
@@ -141,21 +142,24 @@ class ResidencyHierarchy::FillAbove final : public Upward {
 };
 
 void ResidencyHierarchy::fill(int k, const Context& c, Addr lo, Addr hi, bool dirty, bool write,
-                              Upward& up) {
+                              bool from_memory, Upward& up) {
   Level& level = levels_[static_cast<std::size_t>(k)];
   if (level.exclusive) {  // a victim cache is filled only by victims: the data goes on up
-    up.served(lo, hi, dirty);
+    up.served(lo, hi, dirty, from_memory);
     return;
   }
   std::vector<Piece>& victims = victims_[static_cast<std::size_t>(k)];
   victims.clear();
   // Written data is dirty in a write-back level; read data is dirty here when it came up
   // dirty from an exclusive level (this level owns it now).
-  stack_of(k, c.bin).insert({lo, hi, dirty || (write && level.write_back), owner_at(k, c), false},
+  stack_of(k, c.bin).insert({lo, hi, dirty || (write && level.write_back), owner_at(k, c)},
                             victims);
+  const bool outer = paced_;
+  paced_ = from_memory;
   victims_of(k, c, victims);
+  paced_ = outer;
   if (write && !level.write_back) write_below(k + 1, c, lo, hi, false);
-  up.served(lo, hi, false);
+  up.served(lo, hi, false, from_memory);
 }
 
 // A demand read of [lo, hi) at level k; what it finds, and what the levels below find for
@@ -166,7 +170,7 @@ void ResidencyHierarchy::read_at(int k, const Context& c, Addr lo, Addr hi, Upwa
     c.served->memory_read_bytes += hi - lo;
     memory_.reads += units(lo, hi);
     memory_.read_bytes += hi - lo;
-    up.served(lo, hi, false);
+    up.served(lo, hi, false, true);
     return;
   }
   Level& level = levels_[static_cast<std::size_t>(k)];
@@ -185,7 +189,7 @@ void ResidencyHierarchy::read_at(int k, const Context& c, Addr lo, Addr hi, Upwa
           const std::uint64_t h = units(a, b);
           if (c.primary) c.served->served[lk] += h;
           level.stats.hits += h;
-          up.served(a, b, level.exclusive && was_dirty);
+          up.served(a, b, level.exclusive && was_dirty, false);
           return;
         }
         level.stats.misses += units(a, b);
@@ -246,7 +250,7 @@ void ResidencyHierarchy::write_at(int k, const Context& c, Addr lo, Addr hi) {
         if (last && b - unit_ >= mid_lo) mid_hi = b - unit_;
         if (mid_hi > mid_lo) {
           if (c.primary) c.served->served[lk] += units(mid_lo, mid_hi);
-          here.served(mid_lo, mid_hi, false);
+          here.served(mid_lo, mid_hi, false, false);
         }
         if (last && mid_hi < b) read_at(k + 1, c, mid_hi, b, here);
       },
@@ -267,10 +271,8 @@ void ResidencyHierarchy::victims_of(int k, const Context& c, std::vector<Piece>&
   for (std::size_t i = 0; i < victims.size(); ++i) {
     const Piece v = victims[i];
     if (v.dirty) level.stats.writebacks += units(v.lo, v.hi);
-    // A dropped stale copy is not an eviction of this level's line: the levels above
-    // already hold the new owner's copy.
-    if (!level.inclusive || v.stale || v.dirty) {
-      if (level.inclusive && !v.stale) back_invalidate(k, c, v, dirty_parts_);
+    if (!level.inclusive || v.dirty) {
+      if (level.inclusive) back_invalidate(k, c, v, dirty_parts_);
       victim_below(k, c, v);
       continue;
     }
@@ -280,11 +282,11 @@ void ResidencyHierarchy::victims_of(int k, const Context& c, std::vector<Piece>&
     back_invalidate(k, c, v, parts);
     Addr cur = v.lo;
     for (const Piece& d : parts) {
-      if (d.lo > cur) victim_below(k, c, {cur, d.lo, false, v.owner, false});
-      victim_below(k, c, {d.lo, d.hi, true, v.owner, false});
+      if (d.lo > cur) victim_below(k, c, {cur, d.lo, false, v.owner});
+      victim_below(k, c, {d.lo, d.hi, true, v.owner});
       cur = d.hi;
     }
-    if (cur < v.hi) victim_below(k, c, {cur, v.hi, false, v.owner, false});
+    if (cur < v.hi) victim_below(k, c, {cur, v.hi, false, v.owner});
   }
 }
 
@@ -295,7 +297,6 @@ void ResidencyHierarchy::victim_below(int k, const Context& c, const Piece& v) {
   if (below < levels() && levels_[static_cast<std::size_t>(below)].exclusive) {
     Piece in = v;
     in.owner = levels_[static_cast<std::size_t>(below)].config.shared ? Owner{} : v.owner;
-    in.stale = false;
     std::vector<Piece> out;
     stack_of(below, c.bin).insert(in, out);
     victims_of(below, c, out);
@@ -307,6 +308,7 @@ void ResidencyHierarchy::victim_below(int k, const Context& c, const Piece& v) {
 void ResidencyHierarchy::write_back_into(int k, const Context& c, const Piece& piece) {
   if (k == levels()) {
     c.served->writeback_bytes += piece.hi - piece.lo;
+    if (!paced_) c.served->unpaced_writeback_bytes += piece.hi - piece.lo;
     memory_.writes += units(piece.lo, piece.hi);
     memory_.write_bytes += piece.hi - piece.lo;
     return;

@@ -12,12 +12,12 @@
 // What it does not model, and why that is close: associativity and the replacement
 // policy (every level is a fully associative LRU of its size: for the streams of a
 // training step, whose ranges spread evenly over the sets, set-associative LRU evicts
-// the same bytes up to a set's worth); a private level's per-core copies are one stack per
-// group of cores ("bin", capacity = the sum of its cores' instances): a byte hits only for
-// the core that loaded it (Owner), the stale copies other cores keep of bytes they no
-// longer own are dropped rather than left to age (they are never hit again by an access
-// of the same bytes: the line model finds about 1/cores of them, where a different split
-// happens to give a core its old bytes).
+// the same bytes up to a set's worth); a private level's per-core instances are one stack
+// per group of cores ("bin", capacity = the sum of its cores' instances, which all ops of
+// a bin use evenly): a byte hits only for the core that loaded it (Owner, range_stack.h),
+// and of two splits of the same bytes over the same cores only an identical one finds them
+// on the same cores (the line model finds about 1/cores of them, where a different split
+// happens to give a core some of its old bytes again).
 //
 // Not thread-safe; no global state.
 #include <array>
@@ -56,6 +56,10 @@ struct Served {
   std::uint64_t memory_write_bytes = 0;  // demand writes reaching memory (write-through,
                                          // no-allocate): waited for, no MSHR
   std::uint64_t writeback_bytes = 0;     // dirty victims written back to memory (posted)
+  // Of those, the victims of fills that did not read memory (hits below, or stores that
+  // allocate without a fetch): the line model posts them at once, the others leave with
+  // the misses that evicted them (sim/mem/cache/hierarchy.h).
+  std::uint64_t unpaced_writeback_bytes = 0;
   Served& operator+=(const Served& o);
 };
 
@@ -101,7 +105,9 @@ class ResidencyHierarchy {
   // Where a level's read hands what it served, piece by piece (FillAbove in the .cpp).
   class Upward {
    public:
-    virtual void served(Addr lo, Addr hi, bool dirty) = 0;
+    // dirty: the bytes moved up out of an exclusive level; from_memory: they were read
+    // from memory (their fills' victims leave with those misses).
+    virtual void served(Addr lo, Addr hi, bool dirty, bool from_memory) = 0;
 
    protected:
     ~Upward() = default;
@@ -109,7 +115,8 @@ class ResidencyHierarchy {
   class FillAbove;
   class Discard;
   void read_at(int level, const Context& c, Addr lo, Addr hi, Upward& up);
-  void fill(int level, const Context& c, Addr lo, Addr hi, bool dirty, bool write, Upward& up);
+  void fill(int level, const Context& c, Addr lo, Addr hi, bool dirty, bool write, bool from_memory,
+            Upward& up);
   void write_at(int level, const Context& c, Addr lo, Addr hi);
   // The write passed on below level-1 (write-through, or no allocation at level-1).
   void write_below(int level, const Context& c, Addr lo, Addr hi, bool primary);
@@ -128,6 +135,7 @@ class ResidencyHierarchy {
   // level twice at once), kept to avoid allocations per access.
   std::array<std::vector<Piece>, kMaxLevels + 1> victims_, missing_;
   std::vector<Piece> removed_, dirty_parts_;
+  bool paced_ = false;  // the victims being handled were evicted by a fill from memory
 };
 
 }  // namespace fusim::residency

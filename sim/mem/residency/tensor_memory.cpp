@@ -55,20 +55,38 @@ Served TensorMemory::issue(int bin, int group, int cores, const std::vector<Tens
   w.group = group;
   w.cores = cores;
   w.read_regions = 0;
-  for (const TensorRange& r : ranges) {
-    if (r.bytes == 0) continue;
-    Served s;
-    AccessRequest a;
-    a.bin = bin;
-    // Each core holds the part of this slice that the even split gave it.
-    a.owner = Owner{group, r.addr, r.addr + r.bytes, cores == 1};
-    a.addr = r.addr;
-    a.bytes = r.bytes;
-    a.write = r.write;
-    hierarchy_.access(a, s);
-    if (s.memory_read_bytes > 0) ++w.read_regions;
-    total += s;
+  // The ranges advance together, a granule per core at a time (interleave_ below).
+  const Addr unit = hierarchy_.unit_bytes();
+  const Addr granule = kInterleaveUnits * unit * static_cast<Addr>(cores);
+  std::size_t steps = 0;
+  for (const TensorRange& r : ranges)
+    if (r.bytes > 0) {
+      const Addr first = r.addr / unit * unit;
+      steps = std::max<std::size_t>(steps, (r.addr + r.bytes - first + granule - 1) / granule);
+    }
+  std::vector<char> reads_memory(ranges.size(), 0);
+  for (std::size_t i = 0; i < steps; ++i) {
+    for (std::size_t j = 0; j < ranges.size(); ++j) {
+      const TensorRange& r = ranges[j];
+      if (r.bytes == 0) continue;
+      const Addr first = r.addr / unit * unit, end = r.addr + r.bytes;
+      const Addr lo = std::max(r.addr, first + i * granule);
+      const Addr hi = std::min(end, first + (i + 1) * granule);
+      if (lo >= hi) continue;
+      Served s;
+      AccessRequest a;
+      a.bin = bin;
+      // Each core holds the part of this slice that the split gave it.
+      a.owner = Owner{group, r.addr, end, cores == 1};
+      a.addr = lo;
+      a.bytes = hi - lo;
+      a.write = r.write;
+      hierarchy_.access(a, s);
+      if (s.memory_read_bytes > 0) reads_memory[j] = 1;
+      total += s;
+    }
   }
+  for (char m : reads_memory) w.read_regions += m;
   const int n = hierarchy_.levels();
   w.units = static_cast<double>(total.units);
   for (int k = 0; k < n; ++k) {
@@ -77,9 +95,11 @@ Served TensorMemory::issue(int bin, int group, int cores, const std::vector<Tens
     if (total.lookups[static_cast<std::size_t>(k)] > 0) w.deepest = k;
   }
   w.memory_read_bytes = static_cast<double>(total.memory_read_bytes);
-  w.memory_write_bytes = static_cast<double>(total.memory_write_bytes + total.writeback_bytes);
+  w.memory_write_bytes = static_cast<double>(total.memory_write_bytes);
+  w.writeback_bytes = static_cast<double>(total.writeback_bytes - total.unpaced_writeback_bytes);
+  w.posted_bytes = static_cast<double>(total.unpaced_writeback_bytes);
   w.memory_reads = w.memory_read_bytes / static_cast<double>(hierarchy_.unit_bytes());
-  if (total.memory_read_bytes + total.memory_write_bytes > 0) w.deepest = n;
+  if (total.memory_read_bytes + total.memory_write_bytes > 0) w.deepest = n;  // waits on memory
   w.read_regions = std::max(1, w.read_regions);
   memory_bytes_ += total.memory_read_bytes + total.memory_write_bytes + total.writeback_bytes;
   if (total.units == 0) {  // nothing to move (the caller's ranges were all empty)

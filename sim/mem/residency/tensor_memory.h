@@ -30,6 +30,16 @@ struct TensorRange {
   bool write = false;
 };
 
+// How the ranges of a chunk interleave: the line model runs each range of each core as its
+// own transfer, the transfers of a core taking turns at its first-level port a lookahead
+// window (64 cycles, about 64 units) at a time (sim/mem/cache/hierarchy_timing.cpp), so a
+// range read and written in one pass finds its bytes in L1 when it writes them. Here each
+// range is split among the cores in granules of this many units, round robin (which core
+// holds which bytes is then a function of the slice and the cores, as in the line model,
+// only with another cut: either way only an identical split finds the same bytes on the
+// same cores), and the ranges advance one granule per core at a time.
+constexpr std::uint64_t kInterleaveUnits = 64;
+
 class TensorMemory {
  public:
   using Done = std::function<void(Tick finish)>;
