@@ -24,7 +24,7 @@
 //    Concurrent ops (another stream or core group) contend in the shared cache level, in
 //    the MSHRs of shared levels and in the DRAM controller.
 //  - Cache contents persist across ops and steps. GPU cache levels are write-validate (a
-//    store covering a whole line reads nothing from DRAM; machine_memory.h), CPU levels
+//    store covering a whole line reads nothing from DRAM; machine.cpp), CPU levels
 //    read for ownership.
 //  - Fidelity: line (every 64 B line) or block (e.g. 4 KiB units, for sweeps); a block miss
 //    takes the MSHRs of the lines it covers (sim/mem/cache/hierarchy.h), and chunks and

@@ -2,12 +2,12 @@
 
 #include <fmt/format.h>
 #include <filesystem>
-#include <set>
+#include <optional>
 
 #include "core/error.h"
 #include "exec/simulate.h"
-#include "exec/simulator.h"  // check_memory_sections: the executor's own check of a machine
 #include "networks/networks.h"
+#include "schedule/request.h"
 #include "workload/trace_io.h"
 
 namespace fusim::sweep {
@@ -30,7 +30,9 @@ std::string describe(const PointSetup& point) {
 }  // namespace
 
 SimEvaluator::SimEvaluator(const Study& study, SimSweepOptions options)
-    : options_(std::move(options)), base_(exec::load_machine(options_.machine)) {
+    : options_(std::move(options)),
+      document_(exec::read_machine_document(options_.machine)),
+      base_(exec::parse_machine(document_)) {
   const Grid& grid = study.grid();
   std::vector<std::int64_t> batches;
   if (auto b = grid.batch_axis())
@@ -44,18 +46,18 @@ SimEvaluator::SimEvaluator(const Study& study, SimSweepOptions options)
                      fmt::format("at least --warmup + 2 = {} (warm-up, a measured step, and the "
                                  "step that holds forward-fused's final flush), got {}",
                                  options_.warmup_steps + 2, options_.steps));
-  auto impl = schedule::parse_optimizer_impl(options_.impl);
-  if (!impl)
-    throw InputError("--impl", "", fmt::format("loop, foreach or fused, got {}", options_.impl));
-  std::vector<schedule::Ordering> orderings;
-  std::set<std::string> names(study.orderings().begin(), study.orderings().end());
-  names.insert("eager");  // the baseline of every speedup
-  for (const std::string& name : names) {
-    auto o = schedule::parse_ordering(name);
-    if (!o || *o == schedule::Ordering::Mixed)
-      throw InputError("--ordering", "",
-                       fmt::format("eager, backward-fused or forward-fused, got {}", name));
-  }
+  schedule::ScheduleRequest request;
+  request.impl = schedule::parse_impl_option(options_.impl);
+  request.steps = options_.steps;  // the same for every ordering: a like-for-like step
+  request.mixed_file = options_.mixed;
+  request.gpu_streams = base_.kind == compute::UnitKind::Gpu;
+  // The study's names in the --ordering grammar (schedule/request.h), eager added: the
+  // baseline of every speedup.
+  std::string listed;
+  for (const std::string& name : study.orderings()) listed += (listed.empty() ? "" : ",") + name;
+  const std::vector<schedule::Ordering> orderings =
+      schedule::with_eager_baseline(schedule::parse_orderings(listed));
+  schedule::check_mixed_option(orderings, options_.mixed);
 
   for (std::size_t t = 0; t < grid.traces().size(); ++t) {
     const std::string& name = grid.traces()[t];
@@ -81,16 +83,12 @@ SimEvaluator::SimEvaluator(const Study& study, SimSweepOptions options)
         net.source = fmt::format("fusim trace gen {} --batch {}", name, net.batch);
         trace = networks::make_network(name, net);
       }
-      for (const std::string& ordering : names)
+      for (const schedule::Ordering ordering : orderings)
         for (const std::string& optimizer : study.optimizers()) {
-          schedule::ScheduleOptions so;
-          so.ordering = *schedule::parse_ordering(ordering);
-          so.optimizer = optimizer;
-          so.impl = *impl;
-          so.steps = options_.steps;  // the same for every ordering: a like-for-like step
-          so.gpu_streams = base_.kind == compute::UnitKind::Gpu;
-          schedules_.emplace(ScheduleKey{t, batch, ordering, optimizer},
-                             schedule::build_schedule(trace, so));
+          request.optimizer = optimizer;
+          schedules_.emplace(
+              ScheduleKey{t, batch, std::string(schedule::to_string(ordering)), optimizer},
+              schedule::build_schedule(trace, schedule::schedule_options(ordering, request)));
         }
       traces_.emplace(TraceKey{t, batch}, std::move(trace));
     }
@@ -102,11 +100,23 @@ void SimEvaluator::check_choices(const std::vector<std::string>&,
   // Done by the constructor: every ordering and optimizer has had its schedule built.
 }
 
-exec::Machine SimEvaluator::machine_at(const PointSetup& point) const {
+namespace {
+std::vector<exec::Override> overrides_of(const PointSetup& point) {
   std::vector<exec::Override> overrides;
   for (const auto& [path, value] : point.machine_overrides)
     overrides.emplace_back(path, value_text(value));
-  return exec::parse_machine(base_.document, base_.file, overrides);
+  return overrides;
+}
+
+std::string machine_key(const PointSetup& point) {
+  std::string key;
+  for (const auto& [path, value] : overrides_of(point)) key += path + '=' + value + '\n';
+  return key;
+}
+}  // namespace
+
+exec::Machine SimEvaluator::build_machine(const PointSetup& point) const {
+  return exec::parse_machine(document_, overrides_of(point));
 }
 
 SimEvaluator::TraceKey SimEvaluator::trace_key(const PointSetup& point) const {
@@ -119,12 +129,12 @@ std::vector<std::string> SimEvaluator::cache_levels() const {
   return names;
 }
 
-void SimEvaluator::check_point(const PointSetup& point) const {
+void SimEvaluator::check_point(const PointSetup& point) {
   try {
-    exec::Machine machine = machine_at(point);
-    // What the simulator's builders will read, read now: a bad cache or DRAM value fails
-    // here instead of after hours of other points.
-    exec::check_memory_sections(machine);
+    // Every value is read now: a bad cache or DRAM value fails here instead of after
+    // hours of other points.
+    const std::string key = machine_key(point);
+    if (!machines_.count(key)) machines_.emplace(key, build_machine(point));
   } catch (const InputError& e) {
     std::string where = describe(point);
     if (where.empty()) throw;  // no --set: the machine itself is at fault, as it says
@@ -137,7 +147,12 @@ exec::RunResult SimEvaluator::run(const PointSetup& point, const std::string& or
   const workload::Trace& trace = traces_.at(trace_key(point));
   const schedule::Schedule& schedule =
       schedules_.at(ScheduleKey{point.trace, point.batch.value_or(-1), ordering, optimizer});
-  exec::Machine machine = machine_at(point);
+  const auto it = machines_.find(machine_key(point));
+  // Points are checked (and their machines built) first; a caller that did not gets the
+  // same machine built here.
+  std::optional<exec::Machine> built;
+  const exec::Machine& machine =
+      it != machines_.end() ? it->second : built.emplace(build_machine(point));
   exec::SimOptions so;
   so.fidelity = exec::parse_fidelity_name(options_.fidelity);
   so.warmup_steps = options_.warmup_steps;

@@ -1,7 +1,9 @@
 #include <catch2/catch.hpp>
 
+#include "core/compare.h"
 #include "core/error.h"
 #include "core/json_view.h"
+#include "core/preset.h"
 #include "core/table.h"
 #include "core/time.h"
 #include "core/units.h"
@@ -34,7 +36,8 @@ TEST_CASE("a clock converts cycles to picoseconds exactly") {
 }
 
 TEST_CASE("json errors name the file, the path and the expectation") {
-  auto doc = parse_json_text(R"({"layers":[{"attrs":{"stride":0}}], "size":"12parsecs"})", "t.json");
+  auto doc =
+      parse_json_text(R"({"layers":[{"attrs":{"stride":0}}], "size":"12parsecs"})", "t.json");
   JsonView root(doc, "t.json");
   auto stride = root.at("layers")[0].at("attrs").at("stride");
   CHECK(stride.path() == "layers[0].attrs.stride");
@@ -62,4 +65,39 @@ TEST_CASE("tables align numeric columns to the right and quote CSV") {
   Table c({"a", "b"});
   c.add_row({"x,y", "say \"hi\""});
   CHECK(c.to_csv() == "a,b\n\"x,y\",\"say \"\"hi\"\"\"\n");
+}
+
+TEST_CASE("one rule tells preset names from paths, and resolves names in preset folders") {
+  CHECK(fusim::looks_like_path("my/box"));
+  CHECK(fusim::looks_like_path("box.json"));
+  CHECK_FALSE(fusim::looks_like_path("h100-sxm5"));
+  const std::string dir = FUSIM_SOURCE_DIR "/models/machines";
+  CHECK(fusim::resolve_preset("box.json", {dir}, "machine") == "box.json");
+  CHECK(fusim::resolve_preset("h100-sxm5", {"/nonexistent", dir}, "machine") ==
+        dir + "/h100-sxm5.json");
+  CHECK_THROWS_WITH(fusim::resolve_preset("h1000", {dir}, "machine"),
+                    Catch::Contains("unknown machine \"h1000\": expected a preset name (") &&
+                        Catch::Contains("h100-sxm5, ") &&
+                        Catch::Contains(") or a path to a machine JSON file"));
+}
+
+TEST_CASE("speedup, error and their mean, as validate, simulate and sweep report them") {
+  CHECK(fusim::speedup(Tick{300}, Tick{200}) == Approx(1.5));  // 1.5x faster
+  CHECK(fusim::speedup(Tick{300}, Tick{0}) == 0);              // nothing to compare
+  CHECK(fusim::speedup(2.0, 4.0) == Approx(0.5));
+  CHECK(fusim::error_pct(11.0, 10.0) == Approx(10.0));  // predicted 10% too slow
+  CHECK(fusim::error_pct(8.0, 10.0) == Approx(-20.0));
+  // MAPE of +10% and -20%: (10 + 20) / 2.
+  CHECK(fusim::mean_absolute({10.0, -20.0}) == Approx(15.0));
+  CHECK(fusim::mean_absolute({}) == 0);
+}
+
+TEST_CASE("one size parser for size options") {
+  CHECK(fusim::parse_size_option("--block", "4KiB") == 4096);
+  CHECK(fusim::parse_size_option("--chunk", "64") == 64);
+  CHECK_THROWS_WITH(
+      fusim::parse_size_option("--block", "0"),
+      Catch::Contains("--block: expected a size such as 64, 4KiB or 1GiB, got \"0\""));
+  CHECK_THROWS_WITH(fusim::parse_size_option("--footprint", "lots"),
+                    Catch::Contains("--footprint: expected a size such as 64, 4KiB or 1GiB"));
 }
