@@ -56,7 +56,10 @@ nlohmann::json schedule_json(const workload::Trace& trace, const Schedule& s) {
                    {"layer", trace.layers[std::size_t(op.layer)].name},
                    {"step", op.step},
                    {"stream", op.stream},
-                   {"deps", op.deps}});
+                   {"deps", op.deps},
+                   {"kernels", op.kernels},
+                   {"passes", op.passes.size()},
+                   {"flops", op.flops}});
   return {{"ordering", std::string(to_string(s.ordering))},
           {"optimizer", s.optimizer},
           {"impl", std::string(to_string(s.impl))},
@@ -127,6 +130,7 @@ void run_schedule(const ScheduleCmdOptions& opt) {
   request.steps = opt.steps;
   request.mixed_file = opt.mixed;
   request.gpu_streams = opt.gpu_streams;
+  request.device = opt.gpu_streams ? DeviceKind::Gpu : DeviceKind::Cpu;
   const std::vector<Schedule> schedules = build_schedules(trace, orderings, request);
   for (const auto& s : schedules) {
     auto problems = check_schedule(trace, s);
@@ -180,15 +184,17 @@ void add_schedule_command(CLI::App& app) {
   cmd->add_option("--optimizer", opt->optimizer, "One of: " + optimizer_names())
       ->capture_default_str();
   cmd->add_option("--impl", opt->impl,
-                  "loop (one kernel per op per tensor) | foreach (one kernel per op per group) |\n"
-                  "fused (one pass per tensor, one kernel per stage)")
+                  "loop (one kernel per op per tensor) | foreach (one kernel per op per group on\n"
+                  "a GPU, per tensor on a CPU) | fused (one pass per tensor per stage; one kernel\n"
+                  "per stage on a GPU, per tensor on a CPU); docs/optimizer_update.md")
       ->capture_default_str();
   cmd->add_option("--steps", opt->steps,
                   "Training steps to unroll (default 1; 2 when an update is forward-fused;\n"
                   "forward-fused needs >= 2)");
   cmd->add_option("--mixed", opt->mixed, "Per-layer ordering JSON file for --ordering mixed");
   cmd->add_flag("--gpu-streams", opt->gpu_streams,
-                "Put backward-fused updates on stream 1 so U_i overlaps B_{i-1} on a GPU");
+                "A GPU schedule: backward-fused updates on stream 1 (U_i overlaps B_{i-1}),\n"
+                "optimizer kernels counted as GPU launches");
   add_output_flags(cmd, opt->format);
   cmd->callback([opt] { run_schedule(*opt); });
 }

@@ -168,6 +168,8 @@ Schedule build_schedule(const workload::Trace& trace, const ScheduleOptions& opt
   s.optimizer = options.optimizer;
   s.impl = options.impl;
   s.gpu_streams = options.gpu_streams;
+  s.device = options.device;
+  s.execution = options.execution;
   s.layer_modes = layer_modes(trace, options);
   const auto roles = layer_roles(trace);
   bool any_forward = false;

@@ -28,6 +28,8 @@ struct ScheduleRequest {
   int steps = 0;             // 0: each ordering's default (ScheduleOptions::steps)
   std::string mixed_file;    // --mixed
   bool gpu_streams = false;  // updates of backward-fused layers on stream 1 (GPU machines)
+  DeviceKind device = DeviceKind::Cpu;      // what runs it: kernels per optimizer impl
+  Execution execution = Execution::Layers;  // --execution: the backend's host costs
 };
 
 // The options of one ordering (the mixed file only for `mixed`).

@@ -8,7 +8,7 @@ struct ParamTensors {
   int param = 0, grad = 0;
   std::int64_t elements = 0;
   std::vector<int> state;  // per spec.state
-  int temp[3] = {-1, -1, -1};
+  int temp[kMaxTemporaries] = {-1, -1, -1, -1};
 };
 
 int operand_tensor(const ParamTensors& p, Operand o) {
@@ -27,14 +27,17 @@ int operand_tensor(const ParamTensors& p, Operand o) {
       return p.temp[1];
     case Operand::Temp2:
       return p.temp[2];
+    case Operand::Temp3:
+      return p.temp[3];
   }
   return -1;
 }
 
-MemoryPass make_pass(const ParamTensors& p, const OptimizerPass& pass) {
+MemoryPass make_pass(const ParamTensors& p, const OptimizerPass& pass, OptimizerImpl impl) {
   MemoryPass m;
   for (auto a : pass.accesses) m.accesses.push_back({operand_tensor(p, a.operand), a.mode});
   m.flops = p.elements * pass.flops_per_element;
+  m.max_threads = optimizer_pass_threads(impl, p.elements);
   return m;
 }
 }  // namespace
@@ -62,7 +65,7 @@ void attach_update_passes(const workload::Trace& trace, const std::vector<LayerR
       // Temporaries exist only where a pass touches them (fused keeps them in registers).
       for (const auto& pass : passes)
         for (auto a : pass.accesses)
-          for (int k = 0; k < 3; ++k)
+          for (int k = 0; k < kMaxTemporaries; ++k)
             if (a.operand == Operand(int(Operand::Temp0) + k) && t.temp[k] < 0)
               t.temp[k] = registry.get(spec_p.name + ".t" + std::to_string(k), op.step,
                                        TensorCategory::Temporaries, op.layer, bytes);
@@ -70,14 +73,21 @@ void attach_update_passes(const workload::Trace& trace, const std::vector<LayerR
     }
     FUSIM_ASSERT(!group.empty(), "U op of a layer with trained params");
     op.passes.clear();
-    if (impl == OptimizerImpl::Loop) {
+    // Graph execution steps one optimizer per parameter where the update is fused (the
+    // hook of a parameter's gradient accumulator, or before the layer's forward): each
+    // tensor is its own group, so a foreach or fused update walks one tensor at a time.
+    const bool per_param = schedule.execution == Execution::Graph &&
+                           schedule.layer_modes.at(std::size_t(op.layer)) != LayerMode::Eager;
+    if (impl == OptimizerImpl::Loop || per_param) {
       for (const auto& t : group)
-        for (const auto& pass : passes) op.passes.push_back(make_pass(t, pass));
+        for (const auto& pass : passes) op.passes.push_back(make_pass(t, pass, impl));
     } else {  // foreach and fused walk the whole group once per op / stage
       for (const auto& pass : passes)
-        for (const auto& t : group) op.passes.push_back(make_pass(t, pass));
+        for (const auto& t : group) op.passes.push_back(make_pass(t, pass, impl));
     }
-    op.kernels = optimizer_kernels(spec, impl, int(group.size()));
+    const int tensors = int(group.size());
+    op.kernels = per_param ? tensors * optimizer_kernels(spec, impl, 1, schedule.device)
+                           : optimizer_kernels(spec, impl, tensors, schedule.device);
     op.flops = 0;
     for (const auto& p : op.passes) op.flops += p.flops;
   }
