@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "exec/simulator.h"
+#include "exec/tensor_side.h"
 
 namespace fusim::exec {
 
@@ -14,7 +15,7 @@ std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
 }  // namespace
 
 cache::HierarchyStats Simulator::cache_stats() const {
-  cache::HierarchyStats st = caches_->stats();
+  cache::HierarchyStats st = tensor_ ? tensor_->stats() : caches_->stats();
   for (std::size_t l = 0; l < st.levels.size() && l < reread_stats_.size(); ++l)
     st.levels[l].total += reread_stats_[l];
   st.memory.reads += reread_memory_.reads;
@@ -33,7 +34,11 @@ int Simulator::reread_level(std::int64_t bytes) const {
 
 Tick Simulator::serve_rereads(int id, int level, std::int64_t bytes) {
   OpState& s = ops_[static_cast<std::size_t>(id)];
-  const auto unit = static_cast<std::int64_t>(caches_->unit_bytes());
+  // The timing of whichever memory side runs (both give the line model's numbers).
+  const bool t = tensor_ != nullptr;
+  const auto unit = static_cast<std::int64_t>(t ? tensor_->unit_bytes() : caches_->unit_bytes());
+  const int levels = t ? tensor_->levels() : caches_->levels();
+  const Tick miss_issue = t ? tensor_->miss_issue_latency() : caches_->miss_issue_latency();
   const auto units = static_cast<std::uint64_t>(ceil_div(bytes, unit));
   // Stats as the hierarchy would count them: a lookup (miss) at every level above the one
   // that serves the re-read, a hit there; past the last level, a memory read.
@@ -44,12 +49,13 @@ Tick Simulator::serve_rereads(int id, int level, std::int64_t bytes) {
     (l == level ? st.hits : st.misses) += units;
   }
   const Tick now = queue_.now();
-  if (level < caches_->levels()) {
+  if (level < levels) {
     // Hits stream at the first level's port rate of each of the op's cores (the timed
     // path's issue limit), after one lookup latency down to the serving level.
-    double per_unit = static_cast<double>(caches_->port_occupancy(0)) /
-                      static_cast<double>(std::max<std::size_t>(1, s.cores.size()));
-    return now + caches_->hit_latency(level) +
+    double per_unit =
+        static_cast<double>(t ? tensor_->port_occupancy(0) : caches_->port_occupancy(0)) /
+        static_cast<double>(std::max<std::size_t>(1, s.cores.size()));
+    return now + (t ? tensor_->hit_latency(level) : caches_->hit_latency(level)) +
            static_cast<Tick>(per_unit * static_cast<double>(units) + 0.5);
   }
   reread_memory_.reads += units;
@@ -57,11 +63,11 @@ Tick Simulator::serve_rereads(int id, int level, std::int64_t bytes) {
   tap_->count_only(s.cores.empty() ? -1 : s.cores.front(), bytes);
   // Main memory re-reads queue on one shared bandwidth pipe (other re-reads contend; the
   // controller's own traffic does not see them).
-  if (memory_bytes_per_ps_ <= 0) return now + caches_->miss_issue_latency();
+  if (memory_bytes_per_ps_ <= 0) return now + miss_issue;
   Tick start = std::max(now, memory_pipe_free_);
   memory_pipe_free_ =
       start + static_cast<Tick>(static_cast<double>(bytes) / memory_bytes_per_ps_ + 0.5);
-  return memory_pipe_free_ + caches_->miss_issue_latency();
+  return memory_pipe_free_ + miss_issue;
 }
 
 }  // namespace fusim::exec

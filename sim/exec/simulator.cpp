@@ -5,6 +5,7 @@
 
 #include "core/error.h"
 #include "core/units.h"
+#include "exec/tensor_side.h"
 
 namespace fusim::exec {
 
@@ -60,10 +61,14 @@ Simulator::Simulator(const workload::Trace& trace, const schedule::Schedule& sch
   auto fidelity =
       options.fidelity == Fidelity::Line ? cache::Fidelity::Line : cache::Fidelity::Block;
   const int units = machine.compute.units;
-  caches_ = std::make_unique<cache::Hierarchy>(config, fidelity, units);
-  memory_ = make_main_memory(machine, queue_);
+  if (options.fidelity == Fidelity::Tensor) {
+    tensor_ = std::make_unique<TensorSide>(queue_, machine, options);
+  } else {
+    caches_ = std::make_unique<cache::Hierarchy>(config, fidelity, units);
+  }
+  memory_ = make_main_memory(machine, queue_);  // tensor: only behind the tap, never sent to
   tap_ = std::make_unique<MemoryTap>(queue_, *memory_, units, us(1));
-  caches_->attach_memory(queue_, *tap_);
+  if (caches_) caches_->attach_memory(queue_, *tap_);
   for (const auto& level : config.levels) level_bytes_.push_back(level.size_bytes);
   reread_stats_.resize(config.levels.size());
   memory_bytes_per_ps_ = streaming_bytes_per_ps(machine);
@@ -221,7 +226,8 @@ Tick Simulator::compute_time(const OpState& s, std::int64_t flops) const {
 void Simulator::issue_chunk(int id, int chunk) {
   OpState& s = ops_[static_cast<std::size_t>(id)];
   const compute::ProgramPass& pass = s.program.passes[s.pass];
-  const auto unit = static_cast<std::int64_t>(caches_->unit_bytes());
+  const auto unit =
+      static_cast<std::int64_t>(tensor_ ? tensor_->unit_bytes() : caches_->unit_bytes());
   const auto cores = static_cast<std::int64_t>(pass_cores(s));
   const int chunks = s.chunks;
   int& outstanding = s.outstanding[static_cast<std::size_t>(chunk)];
@@ -231,6 +237,7 @@ void Simulator::issue_chunk(int id, int chunk) {
     if (--st.outstanding[static_cast<std::size_t>(chunk)] == 0) advance(id);
   };
   Tick rereads_in = 0;
+  std::vector<residency::TensorRange> slices;  // tensor fidelity: the chunk at once
   for (const auto& r : pass.ranges) {
     // The first read (or the write) of the range goes through the hierarchy, so cache
     // contents and DRAM traffic are simulated; its GEMM re-reads (repeats - 1 more passes
@@ -244,6 +251,11 @@ void Simulator::issue_chunk(int id, int chunk) {
         rereads_in = std::max(rereads_in, serve_rereads(id, reread_level(r.bytes), rhi - rlo));
     }
     if (hi <= lo) continue;
+    if (tensor_) {
+      slices.push_back(
+          {r.addr + static_cast<std::uint64_t>(lo), static_cast<std::uint64_t>(hi - lo), r.write});
+      continue;
+    }
     // Split the slice across the op's cores in whole units.
     const std::uint64_t slice_addr = r.addr + static_cast<std::uint64_t>(lo);
     for (std::int64_t c = 0; c < cores; ++c) {
@@ -255,6 +267,11 @@ void Simulator::issue_chunk(int id, int chunk) {
                            static_cast<std::uint64_t>(b1 - b0),
                            r.write ? cache::AccessKind::Write : cache::AccessKind::Read, done);
     }
+  }
+  if (!slices.empty()) {
+    ++outstanding;
+    const std::vector<int> used(s.cores.begin(), s.cores.begin() + cores);
+    tensor_->issue(used, slices, *tap_, done);
   }
   if (rereads_in > queue_.now()) {
     ++outstanding;
@@ -350,8 +367,10 @@ SimulationDetail Simulator::run() {
       if (!ops_[i].done)
         stuck += fmt::format(" op {} ({} deps left, {})", i, ops_[i].remaining_deps,
                              ops_[i].started ? "started" : "waiting");
-    FUSIM_ASSERT(false, fmt::format("simulation stalled with {} of {} ops done:{}\n{}", finished_,
-                                    ops_.size(), stuck, caches_->describe_state()));
+    FUSIM_ASSERT(
+        false,
+        fmt::format("simulation stalled with {} of {} ops done:{}\n{}", finished_, ops_.size(),
+                    stuck, tensor_ ? tensor_->describe_state() : caches_->describe_state()));
   }
   SimulationDetail out;
   fill_result(out);

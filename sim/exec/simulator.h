@@ -13,6 +13,8 @@
 
 namespace fusim::exec {
 
+class TensorSide;
+
 class Simulator {
  public:
   Simulator(const workload::Trace& trace, const schedule::Schedule& schedule,
@@ -66,7 +68,8 @@ class Simulator {
   SimOptions options_;
   bool gpu_;
   EventQueue queue_;
-  std::unique_ptr<cache::Hierarchy> caches_;
+  std::unique_ptr<cache::Hierarchy> caches_;  // line and block fidelity
+  std::unique_ptr<TensorSide> tensor_;        // tensor fidelity (tensor_side.h)
   std::unique_ptr<mem::MemoryPort> memory_;
   std::unique_ptr<MemoryTap> tap_;
 
