@@ -16,5 +16,7 @@ void add_cache_command(CLI::App& app);         // cache (address-trace replay)
 void add_dram_command(CLI::App& app);          // dram (request-trace replay), dram gen
 void add_bench_command(CLI::App& app);         // bench caches|dram|...
 void add_bench_dram_command(CLI::App& bench);  // bench dram (sim/cli/bench_dram_cmd.cpp)
+// bench simulate (sim/cli/bench_simulate_cmd.cpp)
+void add_bench_simulate_command(CLI::App& bench);
 
 }  // namespace fusim::cli
