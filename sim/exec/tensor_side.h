@@ -47,6 +47,7 @@ class TensorSide {
   Tick miss_issue_latency() const { return memory_->miss_issue_latency(); }
   Tick port_occupancy(int level) const { return memory_->port_occupancy(level); }
   cache::HierarchyStats stats() const { return memory_->stats(); }
+  bool busy() const { return memory_->pipes().active() > 0; }  // flows in flight (watchdog)
   std::string describe_state() const;
 
   // The curve parameters a machine's DRAM is measured with for `options` (the key of the
