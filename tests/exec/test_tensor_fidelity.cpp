@@ -90,7 +90,7 @@ TEST_CASE("tensor vs line fidelity on gpt2-small (2 blocks, hidden 128), 4-core 
         Approx(static_cast<double>(p.line.dram_bytes)).epsilon(0.02));
 }
 
-TEST_CASE("--fidelity names tensor among the choices") {
+TEST_CASE("fidelity names: tensor is among the choices, a typo is an input error") {
   CHECK(exec::parse_fidelity_name("tensor") == exec::Fidelity::Tensor);
   CHECK(std::string(exec::to_string(exec::Fidelity::Tensor)) == "tensor");
   try {
