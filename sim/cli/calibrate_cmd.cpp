@@ -6,6 +6,7 @@
 #include <chrono>
 
 #include "backend/calibration.h"
+#include "cli/backend_commands.h"
 #include "cli/commands.h"
 #include "cli/output_format.h"
 #include "core/error.h"
@@ -58,14 +59,7 @@ void run_calibrate(const CalibrateCmdOptions& opt) {
 
 void add_calibrate_command(CLI::App& app) {
   auto opt = std::make_shared<CalibrateCmdOptions>();
-  auto* cmd = app.add_subcommand(
-      "calibrate",
-      "Measure this host into a machine model (models/machines/SCHEMA.md): cache levels\n"
-      "and latencies from a pointer-chase latency-vs-footprint curve (sysfs/CPUID sizes\n"
-      "only as hints), DRAM read/copy/triad bandwidth with 1 and all threads and idle\n"
-      "latency, clock and FMA throughput, per-op-class libtorch throughput (GEMM, conv,\n"
-      "elementwise, norm, reduction, pool, attention) and the per-op dispatch overhead.\n"
-      "Progress on stderr; about a minute. The file is checked with the machine reader.");
+  auto* cmd = app.add_subcommand("calibrate", kCalibrateDescription);
   cmd->add_option("-o,--output", opt->output, "Machine file to write")->capture_default_str();
   cmd->add_option("--name", opt->name, "The machine's name in the file")->capture_default_str();
   add_output_flags(cmd, opt->format, false);

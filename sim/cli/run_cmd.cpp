@@ -2,7 +2,7 @@
 // CUDA against a CUDA libtorch), orderings interleaved in blocks, and reports each like
 // `fusim simulate` does, plus each ordering's speedup over eager with a 95% bootstrap
 // confidence interval and whether it is outside the noise.
-// Built only with libtorch (FUSIM_WITH_TORCH); main.cpp registers it under the same guard.
+// Built only with libtorch (FUSIM_WITH_TORCH), into fusim-backend (sim/cli/backend_main.cpp).
 #ifdef FUSIM_WITH_TORCH
 #include <fmt/format.h>
 
@@ -10,6 +10,7 @@
 #include "backend/optimizer_config.h"
 #include "backend/run_plan.h"
 #include "cli/backend_cmd_options.h"
+#include "cli/backend_commands.h"
 #include "cli/commands.h"
 #include "cli/output_format.h"
 #include "core/error.h"
@@ -96,15 +97,7 @@ void run_run(RunCmdOptions opt) {
 
 void add_run_command(CLI::App& app) {
   auto opt = std::make_shared<RunCmdOptions>();
-  auto* cmd = app.add_subcommand(
-      "run",
-      "Execute a trace's training step on real hardware (libtorch) in each ordering.\n"
-      "Runs the same op list the simulator predicts: F/Bx/Bw/U of every layer in the\n"
-      "schedule's order (layer-by-layer autograd with detached boundaries), the optimizer\n"
-      "update as loop/foreach/fused ATen code with torch.optim's math. Orderings are\n"
-      "interleaved in blocks (A B C A B C ...), each block after one re-warm step; the\n"
-      "median step time, quartiles and the speedup over eager with a 95% bootstrap\n"
-      "confidence interval are reported. Progress goes to stderr.");
+  auto* cmd = app.add_subcommand("run", kRunDescription);
   cmd->add_option("--trace", opt->trace, "Layer trace (JSON, traces/SCHEMA.md)")
       ->required()
       ->check(CLI::ExistingFile);

@@ -161,7 +161,11 @@ void add_simulate_command(CLI::App& app) {
       ->check(int_range(0, 100));
   cmd->add_option("--fidelity", opt->fidelity,
                   "line: every 64 B line through caches and DRAM (reference); block: --block "
-                  "units (faster, for sweeps)")
+                  "units (faster, for sweeps); tensor: no lines: each chunk's bytes served by "
+                  "range residency per cache level (fully associative LRU: associativity and "
+                  "replacement policy are not used) through bandwidth pipes, DRAM as the "
+                  "controller's own bandwidth-latency curves, measured once per DRAM config "
+                  "and kept in $FUSIM_CACHE_DIR (else ~/.cache/fusim)")
       ->capture_default_str();
   cmd->add_option("--block", opt->block, "Unit of block fidelity (power of two)")
       ->capture_default_str();

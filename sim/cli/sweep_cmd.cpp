@@ -131,8 +131,9 @@ void add_sweep_command(CLI::App& app) {
   cmd->add_option("--impl", o->sim.impl, "Optimizer implementation: loop | foreach | fused")
       ->capture_default_str();
   cmd->add_option("--fidelity", o->sim.fidelity,
-                  "block (bulk units, for sweeps) | line (every cache line, the reference)")
-      ->check(CLI::IsMember({"block", "line"}))
+                  "block (bulk units, for sweeps) | line (every cache line, the reference) |\n"
+                  "tensor (range residency and DRAM curves, no lines: for large studies)")
+      ->check(CLI::IsMember({"block", "line", "tensor"}))
       ->capture_default_str();
   cmd->add_option("--steps", o->sim.steps,
                   "Training steps simulated per run: --warmup steps, the measured step(s), and\n"

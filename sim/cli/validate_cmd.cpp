@@ -1,7 +1,7 @@
 // fusim validate: the same orderings predicted by the simulator on a machine model and
 // measured on this machine by the real backend, side by side, with the step-time error and
 // both speedups over eager. The check that makes every prediction falsifiable.
-// Built only with libtorch (FUSIM_WITH_TORCH); main.cpp registers it under the same guard.
+// Built only with libtorch (FUSIM_WITH_TORCH), into fusim-backend (sim/cli/backend_main.cpp).
 #ifdef FUSIM_WITH_TORCH
 #include <fmt/format.h>
 
@@ -9,6 +9,7 @@
 #include "backend/optimizer_config.h"
 #include "backend/run_plan.h"
 #include "cli/backend_cmd_options.h"
+#include "cli/backend_commands.h"
 #include "cli/commands.h"
 #include "cli/output_format.h"
 #include "core/compare.h"
@@ -140,13 +141,7 @@ void run_validate(ValidateCmdOptions opt) {
 
 void add_validate_command(CLI::App& app) {
   auto opt = std::make_shared<ValidateCmdOptions>();
-  auto* cmd = app.add_subcommand(
-      "validate",
-      "Predict (simulate on --machine) and measure (run on this host with libtorch) the\n"
-      "same orderings of a trace, side by side: predicted ms, measured median ms and\n"
-      "quartiles, error %, predicted and measured speedup vs eager (with the measured\n"
-      "speedup's 95% bootstrap interval), and the MAPE over orderings. Use a machine\n"
-      "measured by `fusim calibrate` for this host.");
+  auto* cmd = app.add_subcommand("validate", kValidateDescription);
   cmd->add_option("--trace", opt->trace, "Layer trace (JSON)")
       ->required()
       ->check(CLI::ExistingFile);

@@ -6,6 +6,7 @@
 #include "core/error.h"
 #include "core/int_math.h"
 #include "core/watchdog.h"
+#include "exec/tensor_side.h"
 
 namespace fusim::exec {
 
@@ -58,12 +59,17 @@ Simulator::Simulator(const workload::Trace& trace, const schedule::Schedule& sch
   auto fidelity =
       options.fidelity == Fidelity::Line ? cache::Fidelity::Line : cache::Fidelity::Block;
   const int units = machine.compute.units;
-  caches_ = std::make_unique<cache::Hierarchy>(config, fidelity, units);
-  memory_ = make_main_memory(machine, queue_);
+  if (options.fidelity == Fidelity::Tensor) {
+    tensor_ = std::make_unique<TensorSide>(queue_, machine, options);
+  } else {
+    caches_ = std::make_unique<cache::Hierarchy>(config, fidelity, units);
+  }
+  memory_ = make_main_memory(machine, queue_);  // tensor: only behind the tap, never sent to
   tap_ = std::make_unique<MemoryTap>(queue_, *memory_.port, units, us(1));
-  caches_->attach_memory(queue_, *tap_);
-  rereads_ = std::make_unique<GemmRereads>(queue_, *caches_, config, *tap_,
-                                           streaming_bytes_per_ps(machine));
+  if (caches_) caches_->attach_memory(queue_, *tap_);
+  rereads_ = std::make_unique<GemmRereads>(
+      queue_, tensor_ ? RereadTiming::of(*tensor_) : RereadTiming::of(*caches_), config, *tap_,
+      streaming_bytes_per_ps(machine));
 
   const auto& sops = schedule.ops;
   ops_.resize(sops.size());
@@ -86,7 +92,8 @@ Simulator::Simulator(const workload::Trace& trace, const schedule::Schedule& sch
 Simulator::~Simulator() = default;
 
 Snapshot Simulator::snapshot() const {
-  return {queue_.now(), tap_->total_bytes(), rereads_->add_to(caches_->stats())};
+  return {queue_.now(), tap_->total_bytes(),
+          rereads_->add_to(tensor_ ? tensor_->stats() : caches_->stats())};
 }
 
 int Simulator::ready_lanes_waiting(int except) const {
@@ -165,7 +172,8 @@ int Simulator::working_units(const OpState& s) const {
 void Simulator::issue_chunk(int id, int chunk) {
   OpState& s = ops_[static_cast<std::size_t>(id)];
   const compute::ProgramPass& pass = s.program.passes[s.pass];
-  const auto unit = static_cast<std::int64_t>(caches_->unit_bytes());
+  const auto unit =
+      static_cast<std::int64_t>(tensor_ ? tensor_->unit_bytes() : caches_->unit_bytes());
   const auto cores = static_cast<std::int64_t>(working_units(s));
   const int chunks = s.chunks;
   int& outstanding = s.outstanding[static_cast<std::size_t>(chunk)];
@@ -175,6 +183,7 @@ void Simulator::issue_chunk(int id, int chunk) {
     if (--st.outstanding[static_cast<std::size_t>(chunk)] == 0) advance(id);
   };
   Tick rereads_in = 0;
+  std::vector<residency::TensorRange> slices;  // tensor fidelity: the chunk at once
   for (const auto& r : pass.ranges) {
     // The first read (or the write) of the range goes through the hierarchy, so cache
     // contents and DRAM traffic are simulated; its GEMM re-reads (repeats - 1 more passes
@@ -189,6 +198,11 @@ void Simulator::issue_chunk(int id, int chunk) {
             std::max(rereads_in, rereads_->serve(rereads_->level_for(r.bytes), rhi - rlo, s.cores));
     }
     if (hi <= lo) continue;
+    if (tensor_) {
+      slices.push_back(
+          {r.addr + static_cast<std::uint64_t>(lo), static_cast<std::uint64_t>(hi - lo), r.write});
+      continue;
+    }
     // Split the slice across the op's cores in whole units.
     const std::uint64_t slice_addr = r.addr + static_cast<std::uint64_t>(lo);
     for (std::int64_t c = 0; c < cores; ++c) {
@@ -200,6 +214,11 @@ void Simulator::issue_chunk(int id, int chunk) {
                            static_cast<std::uint64_t>(b1 - b0),
                            r.write ? cache::AccessKind::Write : cache::AccessKind::Read, done);
     }
+  }
+  if (!slices.empty()) {
+    ++outstanding;
+    const std::vector<int> used(s.cores.begin(), s.cores.begin() + cores);
+    tensor_->issue(used, slices, *tap_, done);
   }
   if (rereads_in > queue_.now()) {
     ++outstanding;
@@ -310,7 +329,8 @@ SimulationRecord Simulator::run() {
   watchdog.watch(
       "compute units", [this] { return units_.busy(); }, [this] { return units_.describe(); });
   watchdog.watch(
-      "caches", [this] { return caches_->busy(); }, [this] { return caches_->describe_state(); });
+      "caches", [this] { return tensor_ ? tensor_->busy() : caches_->busy(); },
+      [this] { return tensor_ ? tensor_->describe_state() : caches_->describe_state(); });
   watchdog.watch("main memory", memory_.busy, memory_.describe);
   queue_.schedule(0, Priority::Compute, [this] { try_start(); });
   try {
@@ -329,7 +349,8 @@ SimulationRecord Simulator::run() {
     end = std::max(end, s.end);
     rec.ops.push_back({s.start, s.end, s.dram_bytes, static_cast<int>(s.cores.size())});
   }
-  rec.end = {end, tap_->total_bytes(), rereads_->add_to(caches_->stats())};
+  rec.end = {end, tap_->total_bytes(),
+             rereads_->add_to(tensor_ ? tensor_->stats() : caches_->stats())};
   rec.dram = {tap_->bucket(), tap_->per_bucket()};
   rec.events = static_cast<std::int64_t>(queue_.executed());
   return rec;

@@ -6,6 +6,8 @@
 
 #include "core/error.h"
 #include "exec/simulate.h"
+#include "mem/residency/dram_curve.h"
+#include "mem/residency/dram_curve_file.h"
 #include "networks/networks.h"
 #include "schedule/request.h"
 #include "workload/trace_io.h"
@@ -38,7 +40,8 @@ SimEvaluator::SimEvaluator(const Study& study, SimSweepOptions options)
   if (auto b = grid.batch_axis())
     for (const nlohmann::json& v : grid.axes()[*b].values) batches.push_back(v.get<std::int64_t>());
 
-  exec::parse_fidelity_name(options_.fidelity);
+  if (exec::parse_fidelity_name(options_.fidelity) == exec::Fidelity::Tensor)
+    dram_curves_ = std::make_shared<residency::DramCurveStore>(residency::default_cache_dir());
   if (options_.warmup_steps < 0)
     throw InputError("--warmup", "", fmt::format("a count >= 0, got {}", options_.warmup_steps));
   if (options_.steps < options_.warmup_steps + 2)
@@ -157,6 +160,7 @@ exec::RunResult SimEvaluator::run(const PointSetup& point, const std::string& or
   exec::SimOptions so;
   so.fidelity = exec::parse_fidelity_name(options_.fidelity);
   so.warmup_steps = options_.warmup_steps;
+  so.dram_curves = dram_curves_;
   return exec::simulate(trace, schedule, machine, so);
 }
 
