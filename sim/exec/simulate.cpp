@@ -29,9 +29,13 @@ void Simulator::fill_result(SimulationDetail& out) {
   // last step with whatever trails it (forward-fused: the flush). With too few steps, the
   // last step (b_{K-1}..E) is measured instead, unless a flush trails it.
   std::vector<const Snapshot*> b;
+  std::vector<int> opener;  // the op that opens each of them
   for (std::size_t s = 0; s < boundaries_.size(); ++s)
-    if (boundary_taken_[s]) b.push_back(&boundaries_[s]);
-  if (b.empty()) b.push_back(&boundaries_[0]);  // no forward op: the whole run is one step
+    if (boundary_taken_[s]) b.push_back(&boundaries_[s]), opener.push_back(first_forward_[s]);
+  if (b.empty()) {  // no forward op: the whole run is one step
+    b.push_back(&boundaries_[0]);
+    opener.push_back(0);
+  }
   const int steps = static_cast<int>(b.size());
   bool trailing_flush = schedule_.ordering == schedule::Ordering::ForwardFused;
   for (auto mode : schedule_.layer_modes)
@@ -44,11 +48,16 @@ void Simulator::fill_result(SimulationDetail& out) {
   if (trailing_flush && steps >= warmup + 3) ++warmup;
   std::vector<Tick> times;
   const Snapshot *from = nullptr, *to = nullptr;
+  // The ops of the measured steps: ids in [first_measured, end_measured) in issue order,
+  // where the backend cuts its iterations too.
+  int first_measured = opener.back(), end_measured = static_cast<int>(ops_.size());
   if (steps >= warmup + 2) {
     for (int s = warmup; s + 1 < steps; ++s)
       times.push_back(b[std::size_t(s + 1)]->time - b[std::size_t(s)]->time);
     from = b[std::size_t(warmup)];
     to = b.back();
+    first_measured = opener[std::size_t(warmup)];
+    end_measured = opener.back();
   } else {
     if (trailing_flush)
       throw InputError(fmt::format(
@@ -78,6 +87,8 @@ void Simulator::fill_result(SimulationDetail& out) {
     const auto& s = ops_[i];
     r.per_op.push_back(op_timing(schedule_.ops[i], s.start, s.end, s.dram_bytes,
                                  static_cast<int>(s.cores.size())));
+    r.per_op.back().measured =
+        static_cast<int>(i) >= first_measured && static_cast<int>(i) < end_measured;
   }
   out.dram = {tap_->bucket(), tap_->per_bucket()};
   out.events = static_cast<std::int64_t>(queue_.executed());

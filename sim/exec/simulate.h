@@ -58,6 +58,9 @@ struct SimOptions {
   std::int64_t block_bytes = 4096;     // unit of block fidelity
   std::int64_t chunk_bytes = 1 << 20;  // interleaving granularity of an op's streams
   int warmup_steps = 1;
+  // Compute time of each schedule op by its id, from a measured profile (exec/op_profile.h);
+  // -1 (or an id past the end) keeps the machine's cost model. Memory is simulated either way.
+  std::vector<Tick> op_compute;
   // Called with the fraction of ops finished (0..1), at most about 200 times per run.
   std::function<void(double)> progress;
 };

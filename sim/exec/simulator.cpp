@@ -163,6 +163,17 @@ void Simulator::start(int id) {
     boundary_taken_[static_cast<std::size_t>(op.step)] = true;
   }
   s.program = compute::build_access_program(trace_, schedule_, op, machine_.compute);
+  // Calibrated per-family costs (the machine's op_costs), then a measured profile's compute
+  // time (SimOptions::op_compute), which wins; the memory side stays simulated.
+  if (auto cost = compute::calibrated_cost(
+          machine_.compute, trace_, schedule_, op,
+          gpu_ ? machine_.compute.units : machine_.compute.threads_per_op)) {
+    s.program.serial = cost->serial;
+    compute::set_compute_time(s.program, cost->compute);
+  }
+  if (static_cast<std::size_t>(id) < options_.op_compute.size() &&
+      options_.op_compute[static_cast<std::size_t>(id)] >= 0)
+    compute::set_compute_time(s.program, options_.op_compute[static_cast<std::size_t>(id)]);
   if (op.kernels == 0) {  // a view: no kernel, no memory
     finish(id);
     return;
@@ -185,7 +196,9 @@ void Simulator::start(int id) {
   }
   for (int c : s.cores) s.dram_at_start += tap_->bytes_of(c);
   // CPU: the op's dispatches run on the host before its work; GPU: paid by the launcher.
-  Tick dispatch = gpu_ ? 0 : op.kernels * machine_.compute.dispatch_overhead;
+  Tick dispatch = gpu_                    ? 0
+                  : s.program.serial >= 0 ? s.program.serial
+                                          : op.kernels * machine_.compute.dispatch_overhead;
   if (dispatch > 0) {
     queue_.schedule_in(dispatch, Priority::Compute, [this, id] { begin_work(id); });
   } else {
@@ -294,10 +307,16 @@ void Simulator::advance(int id) {
     }
     if (!s.computing && s.comp_done < s.mem_done_prefix) {
       const auto& pass = s.program.passes[s.pass];
-      std::int64_t share = pass.flops / s.chunks;
-      std::int64_t flops =
-          s.comp_done + 1 == s.chunks ? pass.flops - share * (s.chunks - 1) : share;
-      Tick t = compute_time(s, flops);
+      Tick t = 0;
+      if (pass.compute >= 0) {  // a set compute time: chunk j's share, cumulatively rounded
+        const auto j = static_cast<Tick>(s.comp_done);
+        t = pass.compute * (j + 1) / s.chunks - pass.compute * j / s.chunks;
+      } else {
+        std::int64_t share = pass.flops / s.chunks;
+        std::int64_t flops =
+            s.comp_done + 1 == s.chunks ? pass.flops - share * (s.chunks - 1) : share;
+        t = compute_time(s, flops);
+      }
       if (t == 0) {
         ++s.comp_done;
       } else {

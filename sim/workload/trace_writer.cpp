@@ -126,6 +126,10 @@ nlohmann::json trace_to_json(const Trace& trace) {
           {"layers", layers}};
 }
 
+nlohmann::json layer_attrs_json(const Layer& layer) {
+  return attrs_json(layer);
+}
+
 void save_trace(const Trace& trace, const std::string& path) {
   nlohmann::json j = trace_to_json(trace);
   // One layer per line: small files whose diffs show which layers changed.
