@@ -1,9 +1,9 @@
 // fusim: predicts how a training step's time changes when the optimizer update is fused
 // into the backward or forward pass, and checks predictions against real execution.
+#include <fmt/format.h>
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <exception>
-#include <fmt/format.h>
 
 #include "cli/commands.h"
 #include "core/error.h"
@@ -23,6 +23,7 @@ int main(int argc, char** argv) {
   fusim::cli::add_simulate_command(app);
 #ifdef FUSIM_WITH_TORCH
   fusim::cli::add_run_command(app);
+  fusim::cli::add_profile_command(app);
   fusim::cli::add_validate_command(app);
   fusim::cli::add_calibrate_command(app);
 #endif
