@@ -22,7 +22,7 @@ using nlohmann::json;
 // One probed layer: its op, attrs, extra inputs (beyond the relu's output) and params.
 struct Probe {
   std::string what;      // for progress lines
-  json input_shape;      // of the model input (and of the relu before the layer)
+  json input_shape;      // of the model input (and of the layer norm before the layer)
   json layer;            // "op", "attrs", "output", "params", optional "buffers"; inputs set here
   int layer_inputs = 1;  // how many times the relu's output feeds it (add: 2, attention: 3)
   std::string optimizer = "sgd", impl = "foreach";
@@ -36,8 +36,8 @@ json tensor(const std::string& name, json shape) {
 
 workload::Trace parse(const Probe& p, std::int64_t n, const json& layers);
 
-// relu -> probed layer -> flatten -> linear(4) -> cross_entropy, as trace JSON (loss
-// probes: relu -> linear -> cross_entropy).
+// layer_norm -> probed layer -> flatten -> linear(4) -> cross_entropy, as trace JSON (loss
+// probes: layer_norm -> linear -> cross_entropy).
 workload::Trace probe_trace(const Probe& p) {
   const std::int64_t n = p.input_shape.at(0).get<std::int64_t>();
   json out = p.layer.at("output");
@@ -48,12 +48,18 @@ workload::Trace probe_trace(const Probe& p) {
   layer["name"] = "probe";
   layer["inputs"] = json::array();
   for (int k = 0; k < p.layer_inputs; ++k) layer["inputs"].push_back(0);
-  json layers = json::array({{{"id", 0},
-                              {"name", "pre"},
-                              {"op", "relu"},
-                              {"inputs", {"input"}},
-                              {"output", p.input_shape}},
-                             layer});
+  // A trained layer norm first: its backward makes the probed layer's input need a
+  // gradient, so that the probe has a Bx op.
+  const std::int64_t last_dim = p.input_shape.back().get<std::int64_t>();
+  json layers =
+      json::array({{{"id", 0},
+                    {"name", "pre"},
+                    {"op", "layer_norm"},
+                    {"attrs", {{"normalized_shape", {last_dim}}}},
+                    {"inputs", {"input"}},
+                    {"output", p.input_shape},
+                    {"params", {tensor("pre.weight", {last_dim}), tensor("pre.bias", {last_dim})}}},
+                   layer});
   int last = 1;
   if (p.loss) {
     layers.push_back({{"id", 4},
@@ -110,12 +116,13 @@ std::vector<Probe> probes() {
   for (std::int64_t m : {8, 64, 512})
     for (auto [k, nout] :
          std::vector<std::pair<int, int>>{{64, 64}, {256, 512}, {1024, 1024}, {768, 3072}})
-      v.push_back({fmt::format("linear {}x{}x{}", m, k, nout),
-                   {m, k},
-                   {{"op", "linear"},
-                    {"attrs", {{"bias", true}}},
-                    {"output", {m, nout}},
-                    {"params", {tensor("w", {nout, k}), tensor("b", {nout})}}}});
+      v.push_back(
+          {fmt::format("linear {}x{}x{}", m, k, nout),
+           {m, k},
+           {{"op", "linear"},
+            {"attrs", {{"bias", true}}},
+            {"output", {m, nout}},
+            {"params", {tensor("probe.weight", {nout, k}), tensor("probe.bias", {nout})}}}});
   // conv2d, batch 8: stems, 3x3 of every ResNet/VGG stage, strided 3x3, 1x1 bottlenecks;
   // then depthwise (MobileNet) 3x3.
   struct Conv {
@@ -140,7 +147,7 @@ std::vector<Probe> probes() {
                     {"padding", {pad, pad}},
                     {"groups", c.groups}}},
                   {"output", {8, c.cout, ho, ho}},
-                  {"params", {tensor("w", {c.cout, c.cin / c.groups, c.k, c.k})}}}});
+                  {"params", {tensor("probe.weight", {c.cout, c.cin / c.groups, c.k, c.k})}}}});
   }
   // Norms, pooling, elementwise, softmax, attention.
   for (auto [c, hw] : std::vector<std::pair<int, int>>{{16, 32}, {64, 16}, {256, 8}, {512, 2}})
@@ -148,17 +155,17 @@ std::vector<Probe> probes() {
                  {8, c, hw, hw},
                  {{"op", "batch_norm"},
                   {"output", {8, c, hw, hw}},
-                  {"params", {tensor("w", {c}), tensor("b", {c})}},
+                  {"params", {tensor("probe.weight", {c}), tensor("probe.bias", {c})}},
                   {"buffers",
-                   {{{"name", "rm"}, {"shape", {c}}, {"requires_grad", false}},
-                    {{"name", "rv"}, {"shape", {c}}, {"requires_grad", false}}}}}});
+                   {{{"name", "probe.running_mean"}, {"shape", {c}}, {"requires_grad", false}},
+                    {{"name", "probe.running_var"}, {"shape", {c}}, {"requires_grad", false}}}}}});
   for (auto [rows, d] : std::vector<std::pair<int, int>>{{64, 64}, {512, 256}, {1024, 768}})
     v.push_back({fmt::format("layer_norm {}x{}", rows, d),
                  {rows, d},
                  {{"op", "layer_norm"},
                   {"attrs", {{"normalized_shape", {d}}}},
                   {"output", {rows, d}},
-                  {"params", {tensor("w", {d}), tensor("b", {d})}}}});
+                  {"params", {tensor("probe.weight", {d}), tensor("probe.bias", {d})}}}});
   for (auto [c, hw] : std::vector<std::pair<int, int>>{{16, 64}, {64, 32}, {128, 8}}) {
     v.push_back({fmt::format("max_pool2d {}x{}x{}", c, hw, hw),
                  {8, c, hw, hw},
@@ -204,7 +211,9 @@ std::vector<Probe> probes() {
        std::vector<std::pair<int, int>>{{8, 10}, {64, 1000}, {512, 1000}, {256, 8192}}) {
     Probe p{fmt::format("cross_entropy {}x{}", m, classes),
             {m, 64},
-            {{"op", "linear"}, {"output", {m, classes}}, {"params", {tensor("w", {classes, 64})}}}};
+            {{"op", "linear"},
+             {"output", {m, classes}},
+             {"params", {tensor("probe.weight", {classes, 64})}}}};
     p.loss = true;
     v.push_back(p);
   }
@@ -217,7 +226,7 @@ std::vector<Probe> probes() {
                 {{"op", "linear"},
                  {"attrs", {{"bias", true}}},
                  {"output", {8, d}},
-                 {"params", {tensor("w", {d, d}), tensor("b", {d})}}}};
+                 {"params", {tensor("probe.weight", {d, d}), tensor("probe.bias", {d})}}}};
         p.optimizer = opt;
         p.impl = impl;
         p.update = true;
@@ -228,31 +237,53 @@ std::vector<Probe> probes() {
 
 }  // namespace
 
+std::vector<FamilyProbe> family_probes() {
+  std::vector<FamilyProbe> out;
+  for (const auto& p : probes()) {
+    FamilyProbe f;
+    f.what = p.what;
+    f.optimizer = p.optimizer;
+    f.trace = probe_trace(p);
+    schedule::ScheduleRequest request;
+    request.optimizer = p.optimizer;
+    request.impl = schedule::parse_impl_option(p.impl);
+    request.steps = 2;
+    f.schedules = schedule::build_schedules(f.trace, {schedule::Ordering::Eager}, request);
+    const int probed = p.loss ? int(f.trace.layers.size()) - 1 : 1;  // sorted: loss last
+    for (const auto& op : f.schedules[0].ops) {
+      if (op.step != 1 || op.kernels == 0 || op.layer != probed) continue;
+      const bool update = op.kind == schedule::OpKind::Update;
+      if (p.loss ? op.kind == schedule::OpKind::Loss : p.update == update)
+        f.families.push_back(compute::op_family(f.trace, f.schedules[0], op));
+    }
+    f.probed_layer = probed;
+    f.update = p.update;
+    f.loss = p.loss;
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
 compute::OpCostModel calibrate_op_costs(const exec::Machine& host, const FamilyProbeOptions& o) {
   FUSIM_ASSERT(host.compute.op_costs.families.empty(), "calibrating on a machine without op_costs");
-  const auto grid = probes();
+  const auto grid = family_probes();
   exec::SimOptions sim;
   sim.fidelity = exec::Fidelity::Block;
   std::map<std::string, std::vector<compute::CostPoint>> points;
   std::map<std::string, double> peaks;  // FLOP/s each family's costs are against
   int done = 0;
   for (const auto& p : grid) {
-    const workload::Trace trace = probe_trace(p);
-    schedule::ScheduleRequest request;
-    request.optimizer = p.optimizer;
-    request.impl = schedule::parse_impl_option(p.impl);
-    request.steps = 2;
-    const auto schedules = schedule::build_schedules(trace, {schedule::Ordering::Eager}, request);
+    const workload::Trace& trace = p.trace;
+    const auto& schedules = p.schedules;
     const auto& s = schedules[0];
-    const bool loss_probe = p.loss;
     ProfileOptions po;
     po.threads = o.threads;
     po.min_repeats = 3;
     po.max_repeats = 15;
     po.target_s = 0.02;
     po.measure = [&](const schedule::Op& op) {
-      if (loss_probe) return op.kind == schedule::OpKind::Loss;
-      if (op.layer != 1) return false;
+      if (op.layer != p.probed_layer) return false;
+      if (p.loss) return op.kind == schedule::OpKind::Loss;
       return p.update == (op.kind == schedule::OpKind::Update);
     };
     const exec::OpProfile profile =

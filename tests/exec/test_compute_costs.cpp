@@ -221,7 +221,7 @@ TEST_CASE("an op measured in isolation and simulated in isolation gives its time
   CHECK(checked >= 8);
 }
 
-TEST_CASE("a profile drives every op of a schedule; a missing op is named") {
+TEST_CASE("a profile drives every op of a schedule, and a missing op is named") {
   const auto trace = mlp();
   schedule::ScheduleOptions so;
   so.optimizer = "sgd";
