@@ -6,8 +6,8 @@
 #include <array>
 #include <cstdint>
 
-#include "core/json_view.h"
 #include "compute/op_cost_model.h"
+#include "core/json_view.h"
 #include "core/time.h"
 #include "workload/trace.h"
 

@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 
+#include "builders/machine_builder.h"
 #include "compute/access_program.h"
 #include "compute/cost_fit.h"
 #include "compute/op_cost_model.h"
@@ -14,7 +15,6 @@
 #include "exec/op_profile.h"
 #include "exec/simulate.h"
 #include "schedule/schedule.h"
-#include "sim_fixtures.h"
 #include "workload/trace_io.h"
 
 using namespace fusim;
@@ -169,12 +169,13 @@ TEST_CASE("a calibrated family and a profile's compute time reach the op, by han
   // Without a cost model (tiny_cpu: 2 FLOP/ns, no dispatch): h and a miss, issued at 0 and
   // 1 ns, a's data in at 13 ns (1 + 1 ns of lookups, 10 ns memory, after the issue at 1);
   // 200 FLOP = 100 ns of compute after the data: 113 ns.
-  auto doc = test::tiny_cpu("1KiB", "4KiB", 10);
-  CHECK(exec::simulate(trace, s, test::machine(doc), no_warmup()).per_op[0].end == ns(113));
+  nlohmann::json doc = test::defaults::tiny_cpu().json();
+  const auto machine = [](const nlohmann::json& d) { return exec::parse_machine(d, "tiny.json"); };
+  CHECK(exec::simulate(trace, s, machine(doc), no_warmup()).per_op[0].end == ns(113));
   // relu.F calibrated: 1 us fixed before the work, efficiency 0.5 -> 200 FLOP at 1 FLOP/ns
   // = 200 ns: 1000 + 13 + 200.
   doc["compute"]["op_costs"] = {{"relu.F", {{"fixed_ns", 1000}, {"efficiency", 0.5}}}};
-  const auto m = test::machine(doc);
+  const auto m = machine(doc);
   CHECK(compute::op_family(trace, s, s.ops[0]) == "relu.F");
   CHECK(exec::simulate(trace, s, m, no_warmup()).per_op[0].end == ns(1213));
   // A profile's compute time replaces the computed one; the serial part stays.
@@ -183,7 +184,7 @@ TEST_CASE("a calibrated family and a profile's compute time reach the op, by han
   CHECK(exec::simulate(trace, s, m, o).per_op[0].end == ns(1313));
   // A family the machine lacks keeps the class-efficiency path.
   doc["compute"]["op_costs"] = {{"linear.F", {{"fixed_ns", 1000}, {"efficiency", 0.5}}}};
-  CHECK(exec::simulate(trace, s, test::machine(doc), no_warmup()).per_op[0].end == ns(113));
+  CHECK(exec::simulate(trace, s, machine(doc), no_warmup()).per_op[0].end == ns(113));
 }
 
 TEST_CASE("an op measured in isolation and simulated in isolation gives its time back") {
@@ -193,7 +194,7 @@ TEST_CASE("an op measured in isolation and simulated in isolation gives its time
   so.steps = 2;
   const auto s = schedule::build_schedule(trace, so);
   // 8 GB/s of DRAM: memory matters but does not dominate these tiny ops.
-  const auto m = test::machine(test::tiny_cpu("1KiB", "4KiB", 50, 8));
+  const auto m = test::defaults::tiny_cpu().memory(50, 8).build();
   const auto o = no_warmup();
   int checked = 0;
   for (const auto& op : s.ops) {
@@ -228,7 +229,7 @@ TEST_CASE("a profile drives every op of a schedule, and a missing op is named") 
   so.impl = schedule::OptimizerImpl::Foreach;
   so.steps = 3;
   const auto s = schedule::build_schedule(trace, so);
-  const auto m = test::machine(test::tiny_cpu("1KiB", "4KiB", 50, 8));
+  const auto m = test::defaults::tiny_cpu().memory(50, 8).build();
   exec::OpProfile profile;
   profile.file = "p.json";
   profile.optimizer = "sgd";

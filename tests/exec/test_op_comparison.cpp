@@ -3,10 +3,10 @@
 // per-op groups add up to the measured steps.
 #include <catch2/catch.hpp>
 
+#include "builders/machine_builder.h"
 #include "exec/op_comparison.h"
 #include "exec/simulate.h"
 #include "schedule/schedule.h"
-#include "sim_fixtures.h"
 #include "workload/trace_io.h"
 
 using namespace fusim;
@@ -121,11 +121,9 @@ TEST_CASE("per-op comparison of a simulation: its groups add up to its measured 
     so.ordering = ordering;
     so.optimizer = "adam";
     so.steps = 5;
-    auto doc = test::tiny_cpu("1KiB", "4KiB", 10, 8);
-    doc["compute"]["dispatch_overhead_ns"] = 700;
+    const auto m = test::defaults::tiny_cpu().memory(10, 8).dispatch_ns(700).build();
     exec::SimOptions o;
-    const auto r =
-        exec::simulate(trace, schedule::build_schedule(trace, so), test::machine(doc), o);
+    const auto r = exec::simulate(trace, schedule::build_schedule(trace, so), m, o);
     REQUIRE(r.steps_measured >= 2);
     // One core, one op at a time and no idle time between ops: the ops of the measured
     // steps fill them exactly, so the groups' per-step times sum to the mean step.
