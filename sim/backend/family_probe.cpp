@@ -293,7 +293,8 @@ compute::OpCostModel calibrate_op_costs(const exec::Machine& host, const FamilyP
       for (const auto& op : s.ops) {
         if (op.step != 1 || op.kernels == 0) continue;
         if (compute::op_signature(trace, s, op).key != measured.signature) continue;
-        const auto solved = exec::solve_compute_time(trace, s, op.id, host, sim, measured.median);
+        const auto solved =
+            exec::solve_compute_time(trace, s, op.id, host, sim, measured.median, 1e-2);
         compute::CostPoint c;
         c.flops = compute::cost_flops(op);
         c.kernels = op.kernels;

@@ -45,7 +45,7 @@ Tick simulate_isolated(const workload::Trace& trace, const schedule::Schedule& i
 
 SolvedCompute solve_compute_time(const workload::Trace& trace, const schedule::Schedule& schedule,
                                  int op, const Machine& machine, const SimOptions& options,
-                                 Tick measured) {
+                                 Tick measured, double rel_tolerance) {
   FUSIM_ASSERT(measured >= 0, "a measured time >= 0");
   const schedule::Schedule iso = isolated_schedule(schedule, op, kIsolationRepeats);
   SolvedCompute out;
@@ -53,7 +53,7 @@ SolvedCompute solve_compute_time(const workload::Trace& trace, const schedule::S
     ++out.simulations;
     return simulate_isolated(trace, iso, machine, options, c);
   };
-  const Tick tolerance = std::max<Tick>(ns(1), measured / 10000);
+  const Tick tolerance = std::max<Tick>(ns(1), Tick(double(measured) * rel_tolerance));
   Tick lo = 0, f_lo = sim(0) - measured;
   if (f_lo >= -tolerance) {
     out.compute = 0;

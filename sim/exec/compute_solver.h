@@ -46,8 +46,10 @@ struct SolvedCompute {
 
 constexpr int kIsolationRepeats = 2;  // one to warm the caches, one timed
 
+// `rel_tolerance`: the bracket search stops within max(1 ns, rel_tolerance x T) of T
+// (calibrate, whose fits are good to a few percent, uses 1e-2 to need fewer simulations).
 SolvedCompute solve_compute_time(const workload::Trace& trace, const schedule::Schedule& schedule,
                                  int op, const Machine& machine, const SimOptions& options,
-                                 Tick measured);
+                                 Tick measured, double rel_tolerance = 1e-4);
 
 }  // namespace fusim::exec
