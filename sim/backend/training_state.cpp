@@ -113,6 +113,13 @@ void TrainingState::execute(const schedule::Op& op) {
   }
 }
 
+void TrainingState::restore(const StepState& state) {
+  out_ = state.out;
+  grad_out_ = state.grad_out;
+  leaves_ = state.leaves;
+  backward_parts_left_ = state.parts_left;
+}
+
 void TrainingState::forward(int i) {
   const auto& layer = trace_.layers[i];
   std::vector<at::Tensor> inputs;

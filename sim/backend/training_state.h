@@ -31,6 +31,20 @@ class TrainingState {
 
   void execute(const schedule::Op& op);
 
+  // What an op consumes of the step's state (activations, summed output gradients, the
+  // backward parts left): saved before an op and restored before each repetition, so that
+  // `fusim profile` can run one op several times in a row as the step runs it once
+  // (backend/op_profiler.h). Handles only: every op replaces these tensors, none writes
+  // them in place. The weights, gradients and optimizer state are not restored (an update
+  // repeated is another update of the same cost).
+  struct StepState {
+    std::vector<at::Tensor> out, grad_out;
+    std::vector<std::vector<at::Tensor>> leaves;
+    std::vector<int> parts_left;
+  };
+  StepState step_state() const { return {out_, grad_out_, leaves_, backward_parts_left_}; }
+  void restore(const StepState& state);
+
   // The trained parameters of every layer (flattened, in trace order), for tests.
   std::vector<at::Tensor> parameters() const;
   at::Device device() const { return device_; }

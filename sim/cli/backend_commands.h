@@ -30,6 +30,25 @@ inline constexpr const char* kCalibrateDescription =
     "only as hints), DRAM read/copy/triad bandwidth with 1 and all threads and idle\n"
     "latency, clock and FMA throughput, per-op-class libtorch throughput (GEMM, conv,\n"
     "elementwise, norm, reduction, pool, attention) and the per-op dispatch overhead.\n"
-    "Progress on stderr; about a minute. The file is checked with the machine reader.";
+    "Then per-op-family costs (compute.op_costs, models/machines/SCHEMA.md): linear,\n"
+    "conv2d (1x1, 3x3, 7x7, strided, depthwise), norms, pooling, elementwise, softmax,\n"
+    "attention and cross-entropy, each F/Bx/Bw or L, and every optimizer's update per\n"
+    "impl and size, measured through the backend's layer ops (the code `run` times)\n"
+    "over a grid of shapes; each family fitted to a fixed cost per op (dispatch,\n"
+    "autograd boundary; per kernel for updates) plus a shape-dependent efficiency\n"
+    "against the roofline, so that each measured op simulated alone on this machine\n"
+    "model takes its measured time. Each family's fit error is printed.\n"
+    "Progress on stderr. The file is checked with the machine reader.";
+
+inline constexpr const char* kProfileDescription =
+    "Measure every distinct op of a trace (same kind, layer op, attrs, shapes and work:\n"
+    "compute/op_signature.h) in isolation on this host, through the backend's own ops\n"
+    "(the code `fusim run` times): an eager step creates the gradients and optimizer\n"
+    "state, then in the next step each op runs repeatedly from the same state, the\n"
+    "first run warming the caches, the median of the others kept. The ops of every\n"
+    "ordering are covered. `fusim simulate|validate --profile P.json` then take each\n"
+    "op's compute time from it and simulate its memory time in the schedule's context\n"
+    "(exec/compute_solver.h says how a measured time is split so that nothing counts\n"
+    "twice). Run on a quiet machine, with the threads the prediction is for.";
 
 }  // namespace fusim::cli

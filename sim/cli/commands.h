@@ -11,6 +11,7 @@ void add_simulate_command(CLI::App& app);      // simulate
 void add_run_command(CLI::App& app);           // run (real backend)
 void add_validate_command(CLI::App& app);      // validate
 void add_calibrate_command(CLI::App& app);     // calibrate
+void add_profile_command(CLI::App& app);       // profile (per-op measurements for --profile)
 void add_sweep_command(CLI::App& app);         // sweep
 void add_cache_command(CLI::App& app);         // cache (address-trace replay)
 void add_dram_command(CLI::App& app);          // dram (request-trace replay), dram gen

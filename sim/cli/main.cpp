@@ -21,7 +21,8 @@ namespace {
 // Whether `command` (argv[1]) runs in fusim-backend.
 bool needs_backend(const std::string& command) {
 #ifdef FUSIM_WITH_TORCH
-  if (command == "run" || command == "validate" || command == "calibrate") return true;
+  if (command == "run" || command == "profile" || command == "validate" ||
+      command == "calibrate") return true;
 #endif
 #ifdef FUSIM_WITH_MPI
   // Under mpirun/srun a sweep talks MPI; a plain one never loads it.
@@ -56,6 +57,7 @@ int main(int argc, char** argv) {
 #ifdef FUSIM_WITH_TORCH
     // Listed in --help; never parsed here (needs_backend hands them over first).
     app.add_subcommand("run", fusim::cli::kRunDescription)->allow_extras();
+    app.add_subcommand("profile", fusim::cli::kProfileDescription)->allow_extras();
     app.add_subcommand("validate", fusim::cli::kValidateDescription)->allow_extras();
     app.add_subcommand("calibrate", fusim::cli::kCalibrateDescription)->allow_extras();
 #else

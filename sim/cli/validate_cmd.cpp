@@ -11,10 +11,13 @@
 #include "cli/backend_cmd_options.h"
 #include "cli/backend_commands.h"
 #include "cli/commands.h"
+#include "cli/op_comparison_output.h"
 #include "cli/output_format.h"
+#include "cli/profile_option.h"
 #include "core/compare.h"
 #include "core/error.h"
 #include "exec/machine.h"
+#include "exec/op_comparison.h"
 #include "exec/simulate.h"
 #include "schedule/request.h"
 #include "workload/trace_io.h"
@@ -23,8 +26,9 @@ namespace fusim::cli {
 namespace {
 
 struct ValidateCmdOptions {
-  std::string trace, machine, fidelity = "block";
+  std::string trace, machine, fidelity = "block", profile;
   int sim_steps = 4;  // as simulate: forward-fused's measured step is past its first updates
+  bool per_op = false, per_layer = false;
   BackendCmdOptions backend;
   OutputFormat format;
 };
@@ -61,14 +65,17 @@ void run_validate(ValidateCmdOptions opt) {
   request.mixed_file = be.mixed;
   request.gpu_streams = machine.kind == compute::UnitKind::Gpu;
   request.device = request.gpu_streams ? schedule::DeviceKind::Gpu : schedule::DeviceKind::Cpu;
-  std::vector<Tick> predicted;
+  ProfileOption profile(opt.profile, machine, sim);
+  std::vector<exec::RunResult> predicted;
   for (auto ordering : orderings) {
     fmt::print(stderr, "validate: simulating {} on {}\n", to_string(ordering), machine.name);
     const auto schedule =
         schedule::build_schedule(trace, schedule::schedule_options(ordering, request));
-    predicted.push_back(exec::simulate(trace, schedule, machine, sim).step_time);
+    sim.op_compute = profile.op_compute(trace, schedule);
+    predicted.push_back(exec::simulate(trace, schedule, machine, sim));
   }
 
+  profile.report();
   // Measured: all orderings interleaved in blocks.
   be.run.progress = true;
   const auto report = backend::run_schedules(trace, schedules, plan.config, be.run);
@@ -76,10 +83,11 @@ void run_validate(ValidateCmdOptions opt) {
   std::vector<Row> rows;
   for (std::size_t k = 0; k < orderings.size(); ++k) {
     const auto& m = report.results[k];
-    Row row{m.ordering, to_ms(predicted[k]), to_ms(m.step_time), to_ms(m.step_time_p25),
+    Row row{m.ordering, to_ms(predicted[k].step_time), to_ms(m.step_time), to_ms(m.step_time_p25),
             to_ms(m.step_time_p75)};
     if (report.baseline >= 0) {
-      row.predicted_speedup = speedup(predicted[std::size_t(report.baseline)], predicted[k]);
+      row.predicted_speedup =
+          speedup(predicted[std::size_t(report.baseline)].step_time, predicted[k].step_time);
       const auto& s = report.speedups[k];
       row.measured_speedup = s.speedup;
       row.ci_low = s.low;
@@ -93,7 +101,9 @@ void run_validate(ValidateCmdOptions opt) {
                "pred speedup", "meas speedup", "95% CI", "speedup err pts"});
   nlohmann::json results = nlohmann::json::array();
   std::vector<double> errors, speedup_errors;
-  for (const auto& r : rows) {
+  OpGroupTable per_op_table(false), per_layer_table(true);
+  for (std::size_t k = 0; k < rows.size(); ++k) {
+    const Row& r = rows[k];
     const double error = error_pct(r.predicted_ms, r.measured_ms);
     // In points: 100 x the difference of the two speedups.
     const double speedup_error = 100.0 * (r.predicted_speedup - r.measured_speedup);
@@ -121,20 +131,40 @@ void run_validate(ValidateCmdOptions opt) {
       j["measured_speedup_ci"] = {r.ci_low, r.ci_high};
       j["speedup_outside_noise"] = r.outside_noise;
     }
+    if (opt.per_op) {
+      const auto groups = exec::compare_per_op_kind(trace, predicted[k], report.results[k]);
+      j["per_op_kinds"] = op_groups_json(groups, false);
+      per_op_table.add(r.ordering, groups);
+    }
+    if (opt.per_layer) {
+      const auto groups = exec::compare_per_layer(trace, predicted[k], report.results[k]);
+      j["per_layer"] = op_groups_json(groups, true);
+      per_layer_table.add(r.ordering, groups);
+    }
     results.push_back(j);
   }
   const double mape = mean_absolute(errors);
   const double speedup_mae = mean_absolute(speedup_errors);
-  nlohmann::json json{{"trace", opt.trace},
-                      {"machine", machine.name},
-                      {"device", be.device},
-                      {"threads", be.run.threads},
-                      {"results", results},
-                      {"mape", mape},
-                      {"speedup_mae_points", speedup_mae}};
+  nlohmann::json json{
+      {"trace", opt.trace},
+      {"machine", machine.name},
+      {"profile", opt.profile.empty() ? nlohmann::json() : nlohmann::json(opt.profile)},
+      {"device", be.device},
+      {"threads", be.run.threads},
+      {"results", results},
+      {"mape", mape},
+      {"speedup_mae_points", speedup_mae}};
   print_result(opt.format, json, table);
-  if (!opt.format.json && !opt.format.csv)
+  if (opt.format.json) return;
+  if (!opt.format.csv)
     fmt::print("MAPE {:.1f}% (step time), mean |speedup error| {:.1f} points\n", mape, speedup_mae);
+  // The per-op views follow the step table (--csv: as further CSV blocks, a blank line
+  // before each).
+  for (const Table* t : {opt.per_op ? &per_op_table.table() : nullptr,
+                         opt.per_layer ? &per_layer_table.table() : nullptr}) {
+    if (!t) continue;
+    fmt::print("\n{}", opt.format.csv ? t->to_csv() : t->to_text());
+  }
 }
 
 }  // namespace
@@ -158,9 +188,20 @@ void add_validate_command(CLI::App& app) {
                   "agrees with line within 2% in step time (tests/exec/test_fidelity.cpp) at "
                   "~6x less CPU, far below the measurement's noise")
       ->capture_default_str();
+  cmd->add_option("--profile", opt->profile,
+                  "Predict from a measured per-op profile (`fusim profile` of this trace, same "
+                  "--optimizer and --impl): measured compute, simulated memory")
+      ->check(CLI::ExistingFile);
   cmd->add_option("--sim-steps", opt->sim_steps,
                   "Simulated steps (the first is warm-up, forward-fused's last is the flush)")
       ->capture_default_str();
+  cmd->add_flag("--per-op", opt->per_op,
+                "Also compare per (op kind F/Bx/Bw/U/L x layer op): predicted and measured ms "
+                "per step, their ratio and share of each step (--json: \"per_op_kinds\" of "
+                "each result); ordered by measured time");
+  cmd->add_flag("--per-layer", opt->per_layer,
+                "Also compare per layer (all of its ops), in trace order (--json: "
+                "\"per_layer\")");
   add_output_flags(cmd, opt->format);
   cmd->callback([opt] { run_validate(*opt); });
 }

@@ -24,6 +24,9 @@ struct OpTiming {
   Tick start = 0, end = 0;
   std::int64_t dram_bytes = kUnknown;  // unknown on real runs
   int units = -1;                      // cores / SMs the op ran on; -1 where not known
+  // Part of a measured step (simulated: the steps of step_times; measured runs report
+  // only those). Per-op comparisons (op_comparison.h) sum these.
+  bool measured = true;
 };
 
 // Hits / accesses of one cache level over the measured steps, all its instances together

@@ -73,6 +73,9 @@ struct SimOptions {
   // (thread-safe). Null: this simulation measures them, or reads them from the curve
   // cache folder ($FUSIM_CACHE_DIR, else the XDG cache folder: dram_curve_file.h).
   std::shared_ptr<residency::DramCurveStore> dram_curves;
+  // Compute time of each schedule op by its id, from a measured profile (exec/op_profile.h);
+  // -1 (or an id past the end) keeps the machine's cost model. Memory is simulated either way.
+  std::vector<Tick> op_compute;
   // Called with the fraction of ops finished (0..1), at most about 200 times per run.
   std::function<void(double)> progress;
 };

@@ -140,6 +140,18 @@ void Simulator::start(int id) {
       first_forward_[static_cast<std::size_t>(op.step)] == id)
     boundaries_[static_cast<std::size_t>(op.step)] = snapshot();
   s.program = compute::build_access_program(trace_, schedule_, op, machine_.compute);
+  // Calibrated per-family costs (the machine's op_costs), then a measured profile's compute
+  // time (SimOptions::op_compute), which wins; the memory side stays simulated.
+  if (auto cost = compute::calibrated_cost(machine_.compute, trace_, schedule_, op,
+                                           machine_.kind == compute::UnitKind::Gpu
+                                               ? machine_.compute.units
+                                               : machine_.compute.threads_per_op)) {
+    s.program.serial = cost->serial;
+    compute::set_compute_time(s.program, cost->compute);
+  }
+  if (static_cast<std::size_t>(id) < options_.op_compute.size() &&
+      options_.op_compute[static_cast<std::size_t>(id)] >= 0)
+    compute::set_compute_time(s.program, options_.op_compute[static_cast<std::size_t>(id)]);
   if (op.kernels == 0) {  // a view: no kernel, no memory
     finish(id);
     return;
@@ -147,7 +159,10 @@ void Simulator::start(int id) {
   s.cores =
       units_.take_units(op, s.program.grid_blocks, ready_lanes_waiting(units_.lane_of(id)) > 0);
   for (int c : s.cores) s.dram_at_start += tap_->bytes_of(c);
-  const Tick dispatch = units_.dispatch_time(op);
+  // CPU: a calibrated serial part (op_costs) replaces the dispatch model; GPU: the
+  // launcher pays dispatch, so a GPU's serial part is 0 here too.
+  const bool gpu = machine_.kind == compute::UnitKind::Gpu;
+  const Tick dispatch = !gpu && s.program.serial >= 0 ? s.program.serial : units_.dispatch_time(op);
   if (dispatch > 0) {
     queue_.schedule_in(dispatch, Priority::Compute, [this, id] { begin_work(id); });
   } else {
@@ -259,11 +274,16 @@ void Simulator::advance(int id) {
     }
     if (!s.computing && s.comp_done < s.mem_done_prefix) {
       const auto& pass = s.program.passes[s.pass];
-      std::int64_t share = pass.flops / s.chunks;
-      std::int64_t flops =
-          s.comp_done + 1 == s.chunks ? pass.flops - share * (s.chunks - 1) : share;
-      const Tick t =
-          units_.compute_time(s.program.op_class, s.program.dtype, working_units(s), flops);
+      Tick t = 0;
+      if (pass.compute >= 0) {  // a set compute time: chunk j's share, cumulatively rounded
+        const auto j = static_cast<Tick>(s.comp_done);
+        t = pass.compute * (j + 1) / s.chunks - pass.compute * j / s.chunks;
+      } else {
+        std::int64_t share = pass.flops / s.chunks;
+        std::int64_t flops =
+            s.comp_done + 1 == s.chunks ? pass.flops - share * (s.chunks - 1) : share;
+        t = units_.compute_time(s.program.op_class, s.program.dtype, working_units(s), flops);
+      }
       if (t == 0) {
         ++s.comp_done;
       } else {

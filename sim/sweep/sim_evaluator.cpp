@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "core/error.h"
+#include "exec/op_profile.h"
 #include "exec/simulate.h"
 #include "mem/residency/dram_curve.h"
 #include "mem/residency/dram_curve_file.h"
@@ -97,6 +98,17 @@ SimEvaluator::SimEvaluator(const Study& study, SimSweepOptions options)
       traces_.emplace(TraceKey{t, batch}, std::move(trace));
     }
   }
+  if (!options_.profile.empty()) {
+    // Solved once, before any point: a profile that lacks an op fails here, by name.
+    const exec::OpProfile profile = exec::read_op_profile(options_.profile);
+    exec::SimOptions so;
+    so.fidelity = exec::parse_fidelity_name(options_.fidelity);
+    exec::ProfiledCompute compute(profile, base_, so);
+    for (const auto& [key, schedule] : schedules_)
+      op_compute_.emplace(
+          key,
+          compute.op_compute(traces_.at(TraceKey{std::get<0>(key), std::get<1>(key)}), schedule));
+  }
 }
 
 void SimEvaluator::check_choices(const std::vector<std::string>&,
@@ -161,6 +173,8 @@ exec::RunResult SimEvaluator::run(const PointSetup& point, const std::string& or
   so.fidelity = exec::parse_fidelity_name(options_.fidelity);
   so.warmup_steps = options_.warmup_steps;
   so.dram_curves = dram_curves_;
+  const auto key = ScheduleKey{point.trace, point.batch.value_or(-1), ordering, optimizer};
+  if (auto c = op_compute_.find(key); c != op_compute_.end()) so.op_compute = c->second;
   return exec::simulate(trace, schedule, machine, so);
 }
 

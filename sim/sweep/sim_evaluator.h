@@ -30,6 +30,10 @@ struct SimSweepOptions {
   int steps = 4;                   // simulated steps: warm-up, forward-fused's first updates,
                                    // the measured step, and one more so that
   int warmup_steps = 1;            // forward-fused's final flush is outside the measurement
+  // --profile: a measured profile of the (single) trace on the base machine's host; each
+  // op's compute time is solved once on the base machine (before --set), and every grid
+  // point simulates its memory around it (exec/op_profile.h).
+  std::string profile;
 };
 
 class SimEvaluator : public Evaluator {
@@ -63,6 +67,7 @@ class SimEvaluator : public Evaluator {
   // Tensor fidelity: the DRAM curves of every point's DRAM configuration, measured once
   // for the whole sweep (thread-safe) and kept in the curve cache folder.
   std::shared_ptr<residency::DramCurveStore> dram_curves_;
+  std::map<ScheduleKey, std::vector<Tick>> op_compute_;  // --profile only
 };
 
 }  // namespace fusim::sweep

@@ -142,6 +142,10 @@ nlohmann::json trace_to_json(const Trace& trace) {
   return j;
 }
 
+nlohmann::json layer_attrs_json(const Layer& layer) {
+  return attrs_json(layer);
+}
+
 void save_trace(const Trace& trace, const std::string& path) {
   nlohmann::json j = trace_to_json(trace);
   // One layer per line: small files whose diffs show which layers changed.
