@@ -17,26 +17,23 @@
 
 #include "backend/layer_ops.h"
 #include "backend/layer_optimizer.h"
+#include "backend/step_state.h"
 #include "schedule/schedule.h"
 #include "workload/trace.h"
 
 namespace fusim::backend {
 
-class TrainingState {
+class TrainingState final : public StepState {
  public:
   // Weights, inputs and dropout masks come from generators seeded with `seed`, so two
   // states with the same seed start and stay identical whatever the ordering.
   TrainingState(const workload::Trace& trace, const schedule::Schedule& schedule,
                 const OptimizerConfig& optimizer, at::Device device, std::uint64_t seed);
 
-  void execute(const schedule::Op& op);
-
-  // The trained parameters of every layer (flattened, in trace order), for tests.
-  std::vector<at::Tensor> parameters() const;
+  void execute(const schedule::Op& op) override;
+  std::vector<at::Tensor> parameters() const override;
   at::Device device() const { return device_; }
-  // Bytes of the storage the state holds now (weights, buffers, inputs, gradients, optimizer
-  // state, live activations), each storage once: what the ordering keeps between its ops.
-  std::int64_t resident_bytes() const;
+  std::int64_t resident_bytes() const override;
 
  private:
   void forward(int layer);
