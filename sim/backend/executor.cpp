@@ -13,6 +13,7 @@
 #include "backend/step_probe.h"
 #include "backend/step_state.h"
 #include "core/error.h"
+#include "core/int_math.h"
 #include "exec/run_result.h"
 
 namespace fusim::backend {
@@ -72,7 +73,7 @@ double median_of(std::vector<double> v) {
 }  // namespace
 
 int schedule_steps_for(const RunOptions& o) {
-  const int blocks = (o.steps + o.block - 1) / o.block;
+  const int blocks = ceil_div(o.steps, o.block);
   return o.warmup + blocks + o.steps + 1;
 }
 
@@ -218,7 +219,7 @@ RunReport run_schedules(const workload::Trace& trace,
   auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - started).count(); };
 
   for (auto& r : runs) run_iterations(r, o.warmup, false, false);
-  const int blocks = (o.steps + o.block - 1) / o.block;
+  const int blocks = ceil_div(o.steps, o.block);
   for (int b = 0; b < blocks; ++b) {
     const int measured = std::min(o.block, o.steps - b * o.block);
     for (auto& r : runs) {
