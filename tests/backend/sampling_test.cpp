@@ -1,7 +1,12 @@
 // Measurements that can decide (issue 16, point 5): the rule that stops sampling, the rule
 // that drops steps disturbed by other processes, and the sentences a run ends with, on
 // synthetic samples whose outcome is worked out by hand.
+#include <ATen/Parallel.h>  // before Catch: c10's glog CHECK would replace Catch's
+#include <pthread.h>
+#include <sched.h>
+#include <atomic>
 #include <catch2/catch.hpp>
+#include <thread>
 
 #include "backend/executor.h"
 #include "backend/run_plan.h"
@@ -194,4 +199,49 @@ TEST_CASE("run's notes: inside or outside the noise, busy machine, dropped steps
   CHECK(outside);
   CHECK_FALSE(busy);
   CHECK_FALSE(wide);  // +-0.5 points
+}
+
+TEST_CASE("run: a thread competing for the core is seen, its steps dropped and counted") {
+  // The run's one intra-op thread is pinned to the first allowed core, and so is a thread
+  // that spins throughout: the scheduler shares that core between them in slices of a few
+  // ms (CFS), so the main thread is off the core for part of some ~0.1 ms steps of 200,
+  // and those steps' CPU time falls short of their wall time (or the wait shows in
+  // schedstat). The test restores its own affinity and thread count afterwards.
+  cpu_set_t saved;
+  REQUIRE(sched_getaffinity(0, sizeof saved, &saved) == 0);
+  const int threads_before = at::get_num_threads();
+  int first = -1;
+  for (int c = 0; c < CPU_SETSIZE && first < 0; ++c)
+    if (CPU_ISSET(c, &saved)) first = c;
+  std::atomic<bool> stop{false};
+  std::thread spinner([&] {
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(first, &one);
+    pthread_setaffinity_np(pthread_self(), sizeof one, &one);
+    while (!stop.load(std::memory_order_relaxed)) {
+    }
+  });
+  const auto trace = workload::load_trace(FUSIM_SOURCE_DIR "/traces/examples/mlp_tiny.json");
+  backend::RunOptions o;
+  o.threads = 1;
+  o.warmup = 2;
+  o.steps = 200;
+  o.block = 200;
+  const auto schedules = backend::build_run_schedules(trace, {schedule::Ordering::Eager}, "sgd",
+                                                      schedule::OptimizerImpl::Foreach, o);
+  const auto report = backend::run_schedules(trace, schedules, backend::optimizer_config("sgd"), o);
+  stop = true;
+  spinner.join();
+  sched_setaffinity(0, sizeof saved, &saved);
+  at::set_num_threads(threads_before);
+
+  CHECK((report.conditions.pinned_cpus == std::vector<int>{first}));
+  const auto& q = report.quality.at(0);
+  CHECK(q.steps_run == 200);
+  CHECK(q.steps_dropped >= 1);
+  CHECK(report.results[0].steps_measured == 200 - q.steps_dropped);
+  bool said = false;
+  for (const auto& n : report.notes) said |= n.find("as disturbed") != std::string::npos;
+  CHECK(said);
 }
