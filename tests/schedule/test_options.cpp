@@ -74,7 +74,7 @@ TEST_CASE("one --ordering grammar: all, or a comma list with mixed, each name on
                     Contains("--impl: expected loop, foreach or fused, got \"vector\""));
 }
 
-TEST_CASE("--execution: layers, graph, both, or a comma list, each once") {
+TEST_CASE("one execution grammar: layers, graph, both, or a comma list, each once") {
   CHECK(parse_executions("layers") == std::vector<Execution>{Execution::Layers});
   CHECK(parse_executions("both") == std::vector<Execution>{Execution::Layers, Execution::Graph});
   CHECK(parse_executions("graph,layers") ==
