@@ -93,11 +93,7 @@ void check_device(const std::string& device) {
 #endif
 }
 
-RunReport run_schedules(const workload::Trace& trace,
-                        const std::vector<schedule::Schedule>& schedules,
-                        const OptimizerConfig& optimizer, const RunOptions& o) {
-  using Clock = std::chrono::steady_clock;
-  const Clock::time_point started = Clock::now();
+void check_run_options(const RunOptions& o) {
   check_device(o.device);
   if (o.warmup < 0 || o.steps < 2 || o.block < 1)
     throw InputError(
@@ -111,6 +107,14 @@ RunReport run_schedules(const workload::Trace& trace,
   if (o.min_cpu_ratio < 0 || o.min_cpu_ratio >= 1)
     throw InputError(
         fmt::format("--min-cpu-ratio: expected a share in [0, 1), got {}", o.min_cpu_ratio));
+}
+
+RunReport run_schedules(const workload::Trace& trace,
+                        const std::vector<schedule::Schedule>& schedules,
+                        const OptimizerConfig& optimizer, const RunOptions& o) {
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point started = Clock::now();
+  check_run_options(o);
   RunReport report;
   auto& cond = report.conditions;
   cond.load_before = load_average();

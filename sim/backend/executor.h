@@ -49,6 +49,10 @@ int schedule_steps_for(const RunOptions& options);
 // Throws InputError with one line saying why when `device` cannot run here ("cuda" on a
 // libtorch built without CUDA, or with no CUDA device; unknown names).
 void check_device(const std::string& device);
+// The device and every RunOptions value (steps, block, --max-time, --ci-points,
+// --min-cpu-ratio): InputError naming the option. run_schedules checks them too; the
+// commands call it before any work.
+void check_run_options(const RunOptions& options);
 
 // How the steps of one schedule were measured.
 struct StepQuality {

@@ -245,3 +245,19 @@ TEST_CASE("run: a thread competing for the core is seen, its steps dropped and c
   for (const auto& n : report.notes) said |= n.find("as disturbed") != std::string::npos;
   CHECK(said);
 }
+
+TEST_CASE("Bad measurement options are input errors naming the option") {
+  backend::RunOptions o;
+  CHECK_NOTHROW(backend::check_run_options(o));
+  o.max_time_s = -1;
+  CHECK_THROWS_WITH(backend::check_run_options(o),
+                    Catch::Contains("--max-time: expected seconds >= 0, got -1"));
+  o.max_time_s = 0;
+  o.ci_points = 0;
+  CHECK_THROWS_WITH(backend::check_run_options(o),
+                    Catch::Contains("--ci-points: expected points > 0, got 0"));
+  o.ci_points = 1;
+  o.min_cpu_ratio = 1;
+  CHECK_THROWS_WITH(backend::check_run_options(o),
+                    Catch::Contains("--min-cpu-ratio: expected a share in [0, 1), got 1"));
+}
