@@ -29,7 +29,7 @@ std::pair<std::int64_t, std::int64_t> aligned_slice(std::uint64_t addr, std::int
                                                     std::int64_t unit) {
   const std::int64_t head = static_cast<std::int64_t>(addr % static_cast<std::uint64_t>(unit));
   // Whole units from the boundary at or below addr to the one at or above its end.
-  const std::int64_t span = ceil_div(head + total, unit) * unit;
+  const std::int64_t span = round_up(head + total, unit);
   auto cut = [&](std::int64_t p) {
     if (p == 0) return std::int64_t{0};
     if (p == parts) return total;

@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "core/error.h"
+#include "core/int_math.h"
 #include "core/output_file.h"
 #include "mem/dram/direct_replay.h"
 
@@ -204,7 +205,7 @@ ReplayResult replay_trace(DramSystem& dram, EventQueue& queue,
     result.stats = dram.stats() - before;
     const Tick end = std::max(queue.now(), dram.last_completion());
     result.stats.elapsed = end - before.elapsed;
-    result.cycles = (end + tck - 1) / tck;
+    result.cycles = ceil_div(end, tck);
     return result;
   }
   TraceFeeder feeder(dram, queue, trace, max_cycles, bytes);
@@ -223,7 +224,7 @@ ReplayResult replay_trace(DramSystem& dram, EventQueue& queue,
   const Tick end =
       max_cycles == kNoCycle ? std::max(queue.now(), dram.last_completion()) : max_cycles * tck;
   result.stats.elapsed = end - before.elapsed;
-  result.cycles = (end + tck - 1) / tck;
+  result.cycles = ceil_div(end, tck);
   result.sent = feeder.sent();
   return result;
 }
