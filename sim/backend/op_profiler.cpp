@@ -27,7 +27,7 @@ struct Needed {
 
 // Times `op` run `reps` + 1 times in a row, each from the step state `before`, the first
 // run discarded; leaves the state as after one run from `before`.
-std::vector<Tick> time_repeated(TrainingState& state, const TrainingState::StepState& before,
+std::vector<Tick> time_repeated(TrainingState& state, const TrainingState::OpInputs& before,
                                 const schedule::Op& op, int reps, DeviceTimer& timer) {
   std::vector<Tick> times;
   for (int r = 0; r <= reps; ++r) {
@@ -89,7 +89,7 @@ exec::OpProfile profile_ops(const workload::Trace& trace,
       continue;
     }
     // Enough runs for about target_s in all, from one trial run's time.
-    const TrainingState::StepState before = state.step_state();
+    const TrainingState::OpInputs before = state.step_state();
     const std::vector<Tick> trial = time_repeated(state, before, op, 1, timer);
     const double one = std::max(1e-7, to_ms(trial[0]) / 1e3);
     const int reps = std::clamp(int(o.target_s / one), o.min_repeats, o.max_repeats);

@@ -6,7 +6,7 @@
 // How an op is isolated: an eager step is run once to create every gradient and optimizer
 // state tensor; in the next step each op runs as the step runs it, and an op whose
 // signature is not measured yet is run `repeats` times back to back, the step's state it
-// consumes restored before each run (TrainingState::StepState), the first run discarded
+// consumes restored before each run (TrainingState::OpInputs), the first run discarded
 // (it warms the caches), the others timed: the cache state that exec/compute_solver.h
 // assumes when it splits the measured time into compute and memory. Signatures of the
 // other orderings (backward-fused, forward-fused) are measured on the eager op of the same

@@ -3,7 +3,6 @@
 #include <ATen/CPUGeneratorImpl.h>
 #include <fmt/format.h>
 #include <torch/csrc/autograd/autograd.h>
-#include <unordered_set>
 
 #include "core/error.h"
 
@@ -59,29 +58,19 @@ std::vector<at::Tensor> TrainingState::parameters() const {
 }
 
 std::int64_t TrainingState::resident_bytes() const {
-  std::unordered_set<const void*> seen;
-  std::int64_t bytes = 0;
-  auto add = [&](const at::Tensor& t) {
-    if (!t.defined() || !t.has_storage()) return;
-    const c10::Storage& s = t.storage();
-    if (seen.insert(s.unsafeGetStorageImpl()).second)
-      bytes += static_cast<std::int64_t>(s.nbytes());
-  };
-  auto add_all = [&](const std::vector<at::Tensor>& v) {
-    for (const auto& t : v) add(t);
-  };
-  add_all(model_inputs_);
+  StorageTally tally;
+  tally.add(model_inputs_);
   for (const auto& t : tensors_) {
-    add_all(t.params);
-    add_all(t.buffers);
+    tally.add(t.params);
+    tally.add(t.buffers);
   }
-  for (const auto& g : grads_) add_all(g);
+  for (const auto& g : grads_) tally.add(g);
   for (const auto& o : optimizers_)
-    if (o) add_all(o->state_tensors());
-  add_all(out_);
-  for (const auto& l : leaves_) add_all(l);
-  add_all(grad_out_);
-  return bytes;
+    if (o) tally.add(o->state_tensors());
+  tally.add(out_);
+  for (const auto& l : leaves_) tally.add(l);
+  tally.add(grad_out_);
+  return tally.bytes();
 }
 
 void TrainingState::execute(const schedule::Op& op) {
@@ -113,7 +102,7 @@ void TrainingState::execute(const schedule::Op& op) {
   }
 }
 
-void TrainingState::restore(const StepState& state) {
+void TrainingState::restore(const OpInputs& state) {
   out_ = state.out;
   grad_out_ = state.grad_out;
   leaves_ = state.leaves;

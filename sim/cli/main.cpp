@@ -21,8 +21,8 @@ namespace {
 // Whether `command` (argv[1]) runs in fusim-backend.
 bool needs_backend(const std::string& command) {
 #ifdef FUSIM_WITH_TORCH
-  if (command == "run" || command == "profile" || command == "validate" ||
-      command == "calibrate") return true;
+  if (command == "run" || command == "profile" || command == "validate" || command == "calibrate")
+    return true;
 #endif
 #ifdef FUSIM_WITH_MPI
   // Under mpirun/srun a sweep talks MPI; a plain one never loads it.

@@ -25,6 +25,7 @@ namespace {
 struct SimulateCmdOptions {
   std::string trace, machine, ordering = "all", optimizer = "adam", impl = "foreach";
   std::string fidelity = "line", block = "4KiB", chunk = "1MiB", timeline, mixed, profile;
+  std::string execution = "layers";
   std::vector<std::string> sets;
   // 4 steps: forward-fused needs warm-up step 0, step 1 (its first updates ever: the
   // optimizer state's compulsory misses), a measured step 2 and a step 3 that the final
@@ -53,6 +54,11 @@ void run_simulate(const SimulateCmdOptions& opt) {
   request.mixed_file = opt.mixed;
   request.gpu_streams = machine.kind == compute::UnitKind::Gpu;
   request.device = request.gpu_streams ? schedule::DeviceKind::Gpu : schedule::DeviceKind::Cpu;
+  const auto executions = schedule::parse_executions(opt.execution);
+  if (executions.size() != 1)
+    throw InputError(
+        fmt::format("--execution: expected layers or graph, got \"{}\"", opt.execution));
+  request.execution = executions.front();
 
   exec::SimOptions sim;
   sim.fidelity = exec::parse_fidelity_name(opt.fidelity);
@@ -164,6 +170,11 @@ void add_simulate_command(CLI::App& app) {
                   "sgd | momentum | nesterov | adam | adamw | adagrad | rmsprop | lamb")
       ->capture_default_str();
   cmd->add_option("--impl", opt->impl, "Optimizer implementation: loop | foreach | fused")
+      ->capture_default_str();
+  cmd->add_option("--execution", opt->execution,
+                  "The execution predicted, as `fusim run --execution` names it: layers (each "
+                  "op its own call) | graph (a PyTorch user's loop: per-parameter optimizers "
+                  "where the update is fused)")
       ->capture_default_str();
   cmd->add_option("--steps", opt->steps,
                   "Training steps simulated (>= warm-up + 2 to measure a steady-state step "

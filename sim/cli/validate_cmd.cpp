@@ -14,6 +14,7 @@
 #include "cli/op_comparison_output.h"
 #include "cli/output_format.h"
 #include "cli/profile_option.h"
+#include "cli/run_report_output.h"
 #include "core/compare.h"
 #include "core/error.h"
 #include "exec/machine.h"
@@ -34,10 +35,10 @@ struct ValidateCmdOptions {
 };
 
 struct Row {
-  std::string ordering;
+  std::string ordering, execution;
   double predicted_ms = 0, measured_ms = 0, p25_ms = 0, p75_ms = 0;
   double predicted_speedup = 0, measured_speedup = 0, ci_low = 0, ci_high = 0;
-  bool outside_noise = false;
+  bool outside_noise = false, has_base = false;
 };
 
 void run_validate(ValidateCmdOptions opt) {
@@ -67,10 +68,12 @@ void run_validate(ValidateCmdOptions opt) {
   request.device = request.gpu_streams ? schedule::DeviceKind::Gpu : schedule::DeviceKind::Cpu;
   ProfileOption profile(opt.profile, machine, sim);
   std::vector<exec::RunResult> predicted;
-  for (auto ordering : orderings) {
-    fmt::print(stderr, "validate: simulating {} on {}\n", to_string(ordering), machine.name);
+  for (const auto& measured : schedules) {  // per execution, per ordering
+    request.execution = measured.execution;
+    fmt::print(stderr, "validate: simulating {} ({}) on {}\n", to_string(measured.ordering),
+               to_string(measured.execution), machine.name);
     const auto schedule =
-        schedule::build_schedule(trace, schedule::schedule_options(ordering, request));
+        schedule::build_schedule(trace, schedule::schedule_options(measured.ordering, request));
     sim.op_compute = profile.op_compute(trace, schedule);
     predicted.push_back(exec::simulate(trace, schedule, machine, sim));
   }
@@ -81,13 +84,19 @@ void run_validate(ValidateCmdOptions opt) {
   const auto report = backend::run_schedules(trace, schedules, plan.config, be.run);
 
   std::vector<Row> rows;
-  for (std::size_t k = 0; k < orderings.size(); ++k) {
+  for (std::size_t k = 0; k < schedules.size(); ++k) {
     const auto& m = report.results[k];
-    Row row{m.ordering, to_ms(predicted[k].step_time), to_ms(m.step_time), to_ms(m.step_time_p25),
+    Row row{m.ordering,
+            m.execution,
+            to_ms(predicted[k].step_time),
+            to_ms(m.step_time),
+            to_ms(m.step_time_p25),
             to_ms(m.step_time_p75)};
-    if (report.baseline >= 0) {
+    const int base = report.speedups.empty() ? -1 : report.baselines[k];
+    if (base >= 0) {
+      row.has_base = true;
       row.predicted_speedup =
-          speedup(predicted[std::size_t(report.baseline)].step_time, predicted[k].step_time);
+          speedup(predicted[std::size_t(base)].step_time, predicted[k].step_time);
       const auto& s = report.speedups[k];
       row.measured_speedup = s.speedup;
       row.ci_low = s.low;
@@ -97,8 +106,8 @@ void run_validate(ValidateCmdOptions opt) {
     rows.push_back(row);
   }
 
-  Table table({"ordering", "optimizer", "predicted ms", "measured ms", "p25-p75 ms", "error %",
-               "pred speedup", "meas speedup", "95% CI", "speedup err pts"});
+  Table table({"ordering", "execution", "optimizer", "predicted ms", "measured ms", "p25-p75 ms",
+               "error %", "pred speedup", "meas speedup", "95% CI", "speedup err pts"});
   nlohmann::json results = nlohmann::json::array();
   std::vector<double> errors, speedup_errors;
   OpGroupTable per_op_table(false), per_layer_table(true);
@@ -109,8 +118,8 @@ void run_validate(ValidateCmdOptions opt) {
     const double speedup_error = 100.0 * (r.predicted_speedup - r.measured_speedup);
     errors.push_back(error);
     speedup_errors.push_back(speedup_error);
-    const bool has_base = report.baseline >= 0;
-    table.add_row({r.ordering, be.optimizer, fmt::format("{:.3f}", r.predicted_ms),
+    const bool has_base = r.has_base;
+    table.add_row({r.ordering, r.execution, be.optimizer, fmt::format("{:.3f}", r.predicted_ms),
                    fmt::format("{:.3f}", r.measured_ms),
                    fmt::format("{:.3f}-{:.3f}", r.p25_ms, r.p75_ms), fmt::format("{:+.1f}", error),
                    has_base ? fmt::format("{:.3f}", r.predicted_speedup) : "-",
@@ -118,6 +127,7 @@ void run_validate(ValidateCmdOptions opt) {
                    has_base ? fmt::format("[{:.3f}, {:.3f}]", r.ci_low, r.ci_high) : "-",
                    has_base ? fmt::format("{:+.1f}", speedup_error) : "-"});
     nlohmann::json j{{"ordering", r.ordering},
+                     {"execution", r.execution},
                      {"optimizer", be.optimizer},
                      {"impl", be.impl},
                      {"predicted_ms", r.predicted_ms},
@@ -125,6 +135,7 @@ void run_validate(ValidateCmdOptions opt) {
                      {"measured_p25_ms", r.p25_ms},
                      {"measured_p75_ms", r.p75_ms},
                      {"error_pct", error}};
+    j["measurement"] = quality_json(report.quality[results.size()]);
     if (has_base) {
       j["predicted_speedup"] = r.predicted_speedup;
       j["measured_speedup"] = r.measured_speedup;
@@ -151,10 +162,13 @@ void run_validate(ValidateCmdOptions opt) {
       {"profile", opt.profile.empty() ? nlohmann::json() : nlohmann::json(opt.profile)},
       {"device", be.device},
       {"threads", be.run.threads},
+      {"conditions", conditions_json(report, be.run)},
       {"results", results},
       {"mape", mape},
-      {"speedup_mae_points", speedup_mae}};
+      {"speedup_mae_points", speedup_mae},
+      {"notes", report.notes}};
   print_result(opt.format, json, table);
+  print_notes(opt.format, report);
   if (opt.format.json) return;
   if (!opt.format.csv)
     fmt::print("MAPE {:.1f}% (step time), mean |speedup error| {:.1f} points\n", mape, speedup_mae);
@@ -182,7 +196,11 @@ void add_validate_command(CLI::App& app) {
       cmd, opt->backend,
       {"sgd | momentum | nesterov | adam | adamw | adagrad | rmsprop | lamb",
        "loop | foreach | fused", "Measured steps per ordering", "Measured steps per block",
-       "Intra-op threads (0: the machine's threads_per_op)"});
+       "Intra-op threads (0: the machine's threads_per_op)",
+       "layers | graph | both (= layers,graph): the execution measured, each predicted with "
+       "its own host costs. Default layers: it runs exactly the simulated op list, each op "
+       "its own call, so every per-op time is that op's alone; graph (a PyTorch user's "
+       "loop) runs all B ops inside one backward call, timed per layer by hooks"});
   cmd->add_option("--fidelity", opt->fidelity,
                   "Simulation fidelity: line | block. block here, not simulate's line: it "
                   "agrees with line within 2% in step time (tests/exec/test_fidelity.cpp) at "

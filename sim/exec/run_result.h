@@ -39,6 +39,7 @@ struct LevelHitRate {
 struct RunResult {
   std::string executor;  // "sim", "cpu", "cuda"
   std::string ordering, optimizer, impl;
+  std::string execution;  // "layers" | "graph" (schedule::Execution): run, or modelled
   int steps_measured = 0;
   Tick step_time = 0;                         // median of the measured (steady-state) steps
   std::vector<Tick> step_times;               // each measured step
