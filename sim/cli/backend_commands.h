@@ -11,18 +11,26 @@ namespace fusim::cli {
 inline constexpr const char* kRunDescription =
     "Execute a trace's training step on real hardware (libtorch) in each ordering.\n"
     "Runs the same op list the simulator predicts: F/Bx/Bw/U of every layer in the\n"
-    "schedule's order (layer-by-layer autograd with detached boundaries), the optimizer\n"
-    "update as loop/foreach/fused ATen code with torch.optim's math. Orderings are\n"
-    "interleaved in blocks (A B C A B C ...), each block after one re-warm step; the\n"
-    "median step time, quartiles and the speedup over eager with a 95% bootstrap\n"
-    "confidence interval are reported. Progress goes to stderr.";
+    "schedule's order, the optimizer update as loop/foreach/fused ATen code with\n"
+    "torch.optim's math, in one of two executions: layers (an autograd graph per layer\n"
+    "with detached boundaries, every op its own call) or graph (one autograd graph per\n"
+    "step, as a PyTorch user's loop: loss.backward(), per-parameter optimizers stepped\n"
+    "by gradient-accumulator hooks for backward-fused, before the layer's forward for\n"
+    "forward-fused). Orderings are interleaved in blocks (A B C A B C ...), each block\n"
+    "after one re-warm step, threads pinned; sampling goes on in rounds until every\n"
+    "speedup's 95% CI is within +-(--ci-points) or --max-time is spent; steps disturbed\n"
+    "by other processes are dropped and counted. Reported: the median step time,\n"
+    "quartiles, the speedup over the eager schedule of the same execution with its 95%\n"
+    "bootstrap interval, and notes saying what is inside the noise. Progress goes to\n"
+    "stderr.";
 
 inline constexpr const char* kValidateDescription =
     "Predict (simulate on --machine) and measure (run on this host with libtorch) the\n"
     "same orderings of a trace, side by side: predicted ms, measured median ms and\n"
     "quartiles, error %, predicted and measured speedup vs eager (with the measured\n"
-    "speedup's 95% bootstrap interval), and the MAPE over orderings. Use a machine\n"
-    "measured by `fusim calibrate` for this host.";
+    "speedup's 95% bootstrap interval), and the MAPE over orderings, per execution\n"
+    "(--execution). Sampling, pinning and dropped steps as in `fusim run`. Use a\n"
+    "machine measured by `fusim calibrate` for this host.";
 
 inline constexpr const char* kCalibrateDescription =
     "Measure this host into a machine model (models/machines/SCHEMA.md): cache levels\n"
