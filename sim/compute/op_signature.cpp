@@ -1,4 +1,5 @@
 #include "compute/op_signature.h"
+#include "core/hash.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -11,16 +12,6 @@ namespace {
 
 nlohmann::json tensor_json(const workload::Shape& shape, workload::DType dtype, bool grad) {
   return {shape, std::string(workload::to_string(dtype)), grad};
-}
-
-// FNV-1a, 64 bit (Fowler, Noll, Vo): simple, and the same on every platform.
-std::uint64_t fnv1a(const std::string& text) {
-  std::uint64_t h = 14695981039346656037ull;
-  for (unsigned char c : text) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
-  return h;
 }
 }  // namespace
 

@@ -1,4 +1,5 @@
 #include "mem/residency/dram_curve_file.h"
+#include "core/hash.h"
 
 #include <fmt/format.h>
 #include <cstdio>
@@ -13,19 +14,6 @@
 #include <nlohmann/json.hpp>
 
 namespace fusim::residency {
-namespace {
-// FNV-1a, 64 bits (Fowler, Noll, Vo): a stable hash for file names (std::hash is not
-// specified to be the same across builds).
-std::uint64_t fnv1a(const std::string& s) {
-  std::uint64_t h = 0xcbf29ce484222325ULL;
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 0x100000001b3ULL;
-  }
-  return h;
-}
-}  // namespace
-
 std::string CurveFileName::text() const {
   return fmt::format("{}|fingerprint {}|{} regions {} write share {:a}", key, fingerprint,
                      to_string(pattern), regions, write_share);
