@@ -47,15 +47,6 @@ std::int64_t round_pow2(double bytes) {
   return std::int64_t(1) << std::int64_t(std::llround(std::log2(std::max(bytes, 1024.0))));
 }
 
-double median_ns(const std::vector<LatencyPoint>& curve, std::int64_t lo, std::int64_t hi) {
-  std::vector<double> v;
-  for (const auto& p : curve)
-    if (p.bytes >= lo && p.bytes <= hi) v.push_back(p.ns);
-  if (v.empty()) return -1;
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
 // The footprint at which the curve first rises above `threshold` (log-interpolated).
 double crossing(const std::vector<LatencyPoint>& curve, double threshold, std::int64_t from) {
   for (std::size_t i = 1; i < curve.size(); ++i) {
@@ -68,49 +59,71 @@ double crossing(const std::vector<LatencyPoint>& curve, double threshold, std::i
 }
 }  // namespace
 
+std::vector<Plateau> latency_plateaus(const std::vector<LatencyPoint>& curve) {
+  std::vector<Plateau> out;
+  std::size_t first = 0;
+  double low = curve.empty() ? 0 : curve[0].ns;
+  auto close = [&](std::size_t end) {
+    if (end - first < 3 && end != curve.size()) return;  // a transition, not a plateau
+    std::vector<double> v;
+    for (std::size_t i = first; i < end; ++i) v.push_back(curve[i].ns);
+    std::sort(v.begin(), v.end());
+    out.push_back({first, end, v[v.size() / 2]});
+  };
+  for (std::size_t i = 1; i < curve.size(); ++i) {
+    low = std::min(low, curve[i].ns);
+    if (curve[i].ns <= kPlateauRise * low) continue;
+    close(i);
+    first = i;
+    low = curve[i].ns;
+  }
+  if (!curve.empty()) close(curve.size());
+  return out;
+}
+
 std::vector<MeasuredLevel> find_cache_levels(const std::vector<LatencyPoint>& curve,
                                              const std::vector<std::int64_t>& hints,
                                              const std::vector<int>& hint_assoc) {
   FUSIM_ASSERT(curve.size() >= 4, "a latency curve needs points");
-  const std::int64_t max_bytes = curve.back().bytes;
-  const double dram_ns = curve.back().ns;
+  const std::vector<Plateau> plateaus = latency_plateaus(curve);
   std::vector<MeasuredLevel> levels;
-  std::int64_t prev_size = 0;
-  // Up to 3 levels; a hint too large to be seen against DRAM (>= max/4) is not trusted.
-  for (std::size_t k = 0; k < 3; ++k) {
-    const std::int64_t hint = k < hints.size() ? hints[k] : 0;
-    const bool hint_usable = hint > prev_size && hint * 4 <= max_bytes;
-    // Plateau: footprints clearly inside the level: above 2x the previous level and below
-    // half of this one (the hint, or for an unusable hint everything up to max/8).
-    const std::int64_t lo = prev_size == 0 ? 0 : 2 * prev_size;
-    const std::int64_t hi = hint_usable ? hint / 2 : max_bytes / 8;
-    double plateau = median_ns(curve, lo, hi);
-    if (plateau < 0 || plateau > 0.7 * dram_ns) break;  // no level left before DRAM
-    // The next plateau: the next hint's, else DRAM's.
-    double next = dram_ns;
-    if (k + 1 < hints.size() && hints[k + 1] * 4 <= max_bytes && hint_usable) {
-      double p = median_ns(curve, 2 * hint, hints[k + 1] / 2);
-      if (p > 0) next = p;
-    }
-    const double measured = crossing(curve, std::sqrt(plateau * next), lo);
+  // Every plateau but the last (DRAM: the curve ends beyond the caches) is a level; at most
+  // three (L1, L2, LLC), the innermost ones.
+  for (std::size_t k = 0; k + 1 < plateaus.size() && k < 3; ++k) {
+    const Plateau& p = plateaus[k];
+    const Plateau& next = plateaus[k + 1];
+    const double measured =
+        crossing(curve, std::sqrt(p.ns * next.ns), curve[p.first].bytes);
     MeasuredLevel level;
-    level.name = k == 0 ? "L1" : "L2";
-    level.latency_ns = plateau;
-    level.assoc = k < hint_assoc.size() ? hint_assoc[k] : 16;
-    if (hint > 0 && measured >= hint / 2.0 && measured <= hint * 2.0) {
+    level.latency_ns = p.ns;
+    // The hint of the same level, matched by size rather than index: a level the curve
+    // cannot see (a hint beyond it) must not shift the others.
+    std::int64_t hint = 0;
+    int ways = 16;
+    for (std::size_t h = 0; h < hints.size(); ++h)
+      if (hints[h] > 0 && measured >= hints[h] / 2.0 && measured <= hints[h] * 2.0) {
+        hint = hints[h];
+        ways = h < hint_assoc.size() && hint_assoc[h] > 0 ? hint_assoc[h] : 16;
+      }
+    if (hint > 0) {
       level.size = hint;
+      level.assoc = ways;
       level.how = fmt::format("hint {} confirmed by the curve (crossing at {})", format_bytes(hint),
                               format_bytes(round_pow2(measured)));
     } else {
       level.size = round_pow2(measured);
-      level.how =
-          fmt::format("curve crossing at {}{}", format_bytes(level.size),
-                      hint > 0 ? fmt::format(" (hint {} disagrees)", format_bytes(hint)) : "");
+      level.assoc = k < hint_assoc.size() && hint_assoc[k] > 0 ? hint_assoc[k] : 16;
+      const std::int64_t listed = k < hints.size() ? hints[k] : 0;
+      level.how = fmt::format(
+          "curve crossing at {}{}", format_bytes(level.size),
+          listed > 0 ? fmt::format(" (the system lists {}: this process sees less of it, e.g. "
+                                   "a cache partition of the VM, or more, if it is wrong)",
+                                   format_bytes(listed))
+                     : "");
       if (level.size % (std::int64_t(level.assoc) * 64) != 0) level.assoc = 16;
     }
+    level.name = k == 0 ? "L1" : "L2";
     levels.push_back(level);
-    prev_size = level.size;
-    if (next == dram_ns) break;
   }
   if (!levels.empty()) {
     levels.back().name = "LLC";
@@ -123,7 +136,7 @@ Calibration calibrate_host(const std::function<void(const std::string&)>& progre
   keep_freed_memory_in_heap();  // as measured runs do (backend/host_allocator.h)
   Calibration c;
   c.cores = int(std::max(1u, std::thread::hardware_concurrency()));
-  progress("clock: dependent-add chain");
+  progress("clock: dependent-multiply chain");
   c.clock_mhz = probe::core_clock_mhz();
   progress("vector FMA throughput");
   c.vector_flops_per_cycle = probe::vector_flops_per_cycle(c.clock_mhz);

@@ -3,6 +3,7 @@
 // Cache levels come from the pointer-chase latency-vs-footprint curve; sysfs (or CPUID via
 // sysconf) sizes are hints only, because VMs misreport them (this one reports a 508 MiB
 // L3). No torch in this header.
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <nlohmann/json.hpp>
@@ -46,11 +47,23 @@ struct Calibration {
   OpClassRates ops;
 };
 
-// Finds cache levels in a latency curve (sorted by footprint), with hint sizes (bytes,
-// innermost first, may be empty or wrong). Each level's latency is the median of its
-// plateau; its size the footprint where the curve crosses the geometric mean of its
-// plateau and the next one, rounded to a power of two, unless the hint lies within a
-// factor of 2 of it (then the hint, which is exact when right).
+// A plateau of the latency curve: points [first, end) whose latency stays within
+// kPlateauRise of the lowest latency seen since the plateau began, and their median.
+// Transitions between levels (fewer than 3 points) are not plateaus; the last run of the
+// curve always is (DRAM).
+struct Plateau {
+  std::size_t first = 0, end = 0;
+  double ns = 0;
+};
+constexpr double kPlateauRise = 1.35;  // TLB misses lift a level's far end ~20-30%
+std::vector<Plateau> latency_plateaus(const std::vector<LatencyPoint>& curve);
+
+// Finds cache levels in a latency curve (sorted by footprint, ending in DRAM): every plateau
+// but the last is a level (at most three, innermost first), its latency the plateau's
+// median, its size the footprint where the curve crosses the geometric mean of its plateau
+// and the next one, rounded to a power of two, unless a hint (bytes; may be empty, wrong or
+// more than this process gets, e.g. a VM's share of a partitioned L3) lies within a factor
+// of 2 of it (then the hint, which is exact when right).
 std::vector<MeasuredLevel> find_cache_levels(const std::vector<LatencyPoint>& curve,
                                              const std::vector<std::int64_t>& hint_sizes,
                                              const std::vector<int>& hint_assoc);
