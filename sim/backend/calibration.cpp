@@ -132,6 +132,68 @@ std::vector<MeasuredLevel> find_cache_levels(const std::vector<LatencyPoint>& cu
   return levels;
 }
 
+std::optional<StreamingLevel> streaming_level(const std::vector<BandwidthPoint>& curve,
+                                              std::int64_t beyond) {
+  if (curve.size() < 5) return std::nullopt;
+  std::vector<double> tail{curve[curve.size() - 1].gbs, curve[curve.size() - 2].gbs,
+                           curve[curve.size() - 3].gbs};
+  std::sort(tail.begin(), tail.end());
+  const double dram = tail[1];
+  // The last footprint clearly faster than DRAM, and the cached plateau just inside it.
+  std::size_t last = curve.size();
+  for (std::size_t i = 0; i + 3 < curve.size(); ++i)
+    if (curve[i].bytes > beyond && curve[i].gbs >= 1.5 * dram) last = i;
+  if (last == curve.size()) return std::nullopt;
+  std::vector<double> inside;
+  for (std::size_t i = 0; i <= last; ++i)
+    if (curve[i].bytes > beyond && curve[i].bytes * 4 >= curve[last].bytes)
+      inside.push_back(curve[i].gbs);
+  std::sort(inside.begin(), inside.end());
+  const double cached = inside[inside.size() / 2];
+  const double threshold = std::sqrt(cached * dram);
+  double size = double(curve[last].bytes);
+  for (std::size_t i = last + 1; i < curve.size(); ++i) {
+    if (curve[i].gbs > threshold) continue;
+    const auto& p = curve[i - 1];
+    const double f = p.gbs > curve[i].gbs ? (p.gbs - threshold) / (p.gbs - curve[i].gbs) : 0;
+    size = std::exp(std::log(double(p.bytes)) +
+                    std::clamp(f, 0.0, 1.0) * (std::log(double(curve[i].bytes)) - std::log(double(p.bytes))));
+    break;
+  }
+  constexpr double kMiB = 1 << 20;
+  return StreamingLevel{std::max<std::int64_t>(1, std::llround(size / kMiB)) << 20, cached, dram};
+}
+
+void add_streaming_level(std::vector<MeasuredLevel>& levels, const StreamingLevel& s,
+                         const std::vector<LatencyPoint>& latency_curve) {
+  const std::int64_t inner = levels.empty() ? 0 : levels.back().size;
+  if (s.size <= 2 * inner) return;
+  std::vector<double> v;
+  for (const auto& p : latency_curve)
+    if (p.bytes >= 2 * inner && p.bytes * 2 <= s.size) v.push_back(p.ns);
+  if (v.empty())
+    for (const auto& p : latency_curve)
+      if (p.bytes > inner && p.bytes <= s.size) v.push_back(p.ns);
+  if (v.empty()) return;
+  std::sort(v.begin(), v.end());
+  if (!levels.empty()) {
+    levels.back().name = levels.size() == 1 ? "L2" : "L3";
+    levels.back().shared = levels.size() >= 3;
+  }
+  MeasuredLevel llc;
+  llc.name = "LLC";
+  llc.shared = true;
+  llc.size = s.size;
+  llc.assoc = 16;  // whole MiB: 1024 sets of 16 x 64 B per MiB
+  llc.latency_ns = v[v.size() / 2];
+  llc.how = fmt::format(
+      "streaming: the all-thread triad runs at {:.1f} GB/s up to here and {:.1f} GB/s (DRAM) "
+      "beyond; its random-access latency is close to DRAM's, so the latency curve alone "
+      "misses it",
+      s.cached_gbs, s.dram_gbs);
+  levels.push_back(llc);
+}
+
 Calibration calibrate_host(const std::function<void(const std::string&)>& progress) {
   keep_freed_memory_in_heap();  // as measured runs do (backend/host_allocator.h)
   Calibration c;
@@ -150,12 +212,33 @@ Calibration calibrate_host(const std::function<void(const std::string&)>& progre
   std::vector<int> assoc;
   cache_hints(hints, assoc);
   c.levels = find_cache_levels(c.curve, hints, assoc);
+  // Streaming bandwidth per footprint, 1 MiB .. 1 GiB (2 points per octave).
+  progress("triad bandwidth vs footprint, 1 MiB .. 1 GiB");
+  for (double b = double(1 << 20); b <= double(std::int64_t(1) << 30) * 1.01; b *= std::sqrt(2.0))
+    c.bw_curve.push_back({std::int64_t(b) / 4096 * 4096, probe::triad_gbs(std::int64_t(b), c.cores)});
+  const std::int64_t inner = c.levels.empty() ? 0 : c.levels.back().size;
+  if (auto s = streaming_level(c.bw_curve, inner)) {
+    add_streaming_level(c.levels, *s, c.curve);
+    if (!c.levels.empty() && c.levels.back().size == s->size) {
+      // Idle latency beyond it: the latency curve must reach 4x the LLC.
+      for (double b = double(c.curve.back().bytes) * std::sqrt(2.0); b <= 4.0 * double(s->size) * 1.01;
+           b *= std::sqrt(2.0)) {
+        progress(fmt::format("pointer chase at {} (beyond the LLC)", format_bytes(std::int64_t(b))));
+        const auto bytes = std::int64_t(b) / 64 * 64;
+        c.curve.push_back({bytes, probe::pointer_chase_ns(bytes, 42)});
+      }
+      c.llc_triad_one = probe::triad_gbs(s->size / 2, 1);
+    }
+  }
   c.dram_latency_ns = c.curve.back().ns;
-  // Arrays of 128 MiB: far beyond any LLC found, so the kernels stream from DRAM.
+  // Arrays far beyond the LLC (at least 128 MiB, 2x the LLC each), so the kernels stream
+  // from DRAM.
+  const std::int64_t llc = c.levels.empty() ? 0 : c.levels.back().size;
+  c.dram_array_bytes = std::max<std::int64_t>(128 << 20, 2 * llc);
   progress("DRAM bandwidth, 1 thread (read, copy, triad)");
-  c.bw_one = probe::stream_bandwidth(128 << 20, 1, 3);
+  c.bw_one = probe::stream_bandwidth(c.dram_array_bytes, 1, 3);
   progress(fmt::format("DRAM bandwidth, {} threads", c.cores));
-  c.bw_all = probe::stream_bandwidth(128 << 20, c.cores, 3);
+  c.bw_all = probe::stream_bandwidth(c.dram_array_bytes, c.cores, 3);
   progress("libtorch op classes (gemm, conv, elementwise, norm, reduction, pool, attention)");
   c.ops = measure_op_classes(c.cores);
   return c;

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,11 @@ namespace fusim::backend {
 struct LatencyPoint {
   std::int64_t bytes = 0;
   double ns = 0;
+};
+
+struct BandwidthPoint {
+  std::int64_t bytes = 0;
+  double gbs = 0;
 };
 
 struct MeasuredLevel {
@@ -43,7 +49,12 @@ struct Calibration {
   std::vector<LatencyPoint> curve;
   std::vector<MeasuredLevel> levels;
   double dram_latency_ns = 0;
-  probe::Bandwidth bw_one, bw_all;  // GB/s, 1 thread and all cores
+  // Triad GB/s (all threads) per footprint: the streaming view of the hierarchy, which
+  // can see a cache the latency curve does not (streaming_level).
+  std::vector<BandwidthPoint> bw_curve;
+  double llc_triad_one = 0;         // 1-thread triad GB/s inside the LLC (for its MSHRs)
+  probe::Bandwidth bw_one, bw_all;  // GB/s, 1 thread and all cores, arrays far beyond the LLC
+  std::int64_t dram_array_bytes = 0;
   OpClassRates ops;
 };
 
@@ -67,6 +78,26 @@ std::vector<Plateau> latency_plateaus(const std::vector<LatencyPoint>& curve);
 std::vector<MeasuredLevel> find_cache_levels(const std::vector<LatencyPoint>& curve,
                                              const std::vector<std::int64_t>& hint_sizes,
                                              const std::vector<int>& hint_assoc);
+
+// The outermost cache as streaming sees it: the bandwidth curve (sorted by footprint, its
+// last points beyond every cache) stays well above its DRAM plateau (the median of its last
+// three points) up to some footprint; that level's size is where the curve falls through
+// the geometric mean of the two plateaus, rounded to whole MiB. A cache whose random-access
+// latency is close to DRAM's (far slices of a large shared L3, seen through a VM's share)
+// shows here and not in the latency curve. nullopt when no footprint streams at >= 1.5x
+// DRAM's bandwidth beyond `beyond` bytes.
+struct StreamingLevel {
+  std::int64_t size = 0;
+  double cached_gbs = 0, dram_gbs = 0;
+};
+std::optional<StreamingLevel> streaming_level(const std::vector<BandwidthPoint>& curve,
+                                              std::int64_t beyond);
+
+// Adds the streaming level as the LLC when it is more than twice the latency curve's last
+// level (which then becomes "L2" or "L3", shared from the third level on), its latency the
+// latency curve's median over the footprints it holds alone.
+void add_streaming_level(std::vector<MeasuredLevel>& levels, const StreamingLevel& level,
+                         const std::vector<LatencyPoint>& latency_curve);
 
 // progress(line) is called before each phase.
 Calibration calibrate_host(const std::function<void(const std::string&)>& progress);

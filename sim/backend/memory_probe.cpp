@@ -123,6 +123,35 @@ Bandwidth stream_bandwidth(std::int64_t bytes, int threads, int repeats) {
   return bw;
 }
 
+double triad_gbs(std::int64_t footprint, int threads) {
+  // Three arrays of footprint / 3 bytes; each thread repeats the triad over its own slice
+  // `inner` times per timed run, so that thread start-up is amortised (>= ~256 MiB moved
+  // per run) and a footprint that fits stays in the caches between passes.
+  const std::size_t n = std::max<std::size_t>(64, std::size_t(footprint) / 3 / sizeof(double));
+  HugeBuffer ba(n * sizeof(double)), bb(n * sizeof(double)), bc(n * sizeof(double));
+  auto* a = static_cast<double*>(ba.data);
+  auto* b = static_cast<double*>(bb.data);
+  auto* c = static_cast<double*>(bc.data);
+  run_threads(threads, [&](int t) {
+    const std::size_t lo = n * t / threads, hi = n * (t + 1) / threads;
+    for (std::size_t i = lo; i < hi; ++i) a[i] = 1.0, b[i] = 2.0, c[i] = 0.5;
+  });
+  const int inner = int(std::max<std::int64_t>(1, (std::int64_t(256) << 20) / footprint));
+  double best = 1e30;
+  for (int r = 0; r < 3; ++r) {
+    const auto t0 = std::chrono::steady_clock::now();
+    run_threads(threads, [&](int t) {
+      const std::size_t lo = n * t / threads, hi = n * (t + 1) / threads;
+      for (int k = 0; k < inner; ++k) {
+        for (std::size_t i = lo; i < hi; ++i) a[i] = b[i] + 3.0 * c[i];
+        asm volatile("" : : "r"(a) : "memory");
+      }
+    });
+    best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  return 24.0 * double(n) * inner / best / 1e9;
+}
+
 double core_clock_mhz() {
   // A chain of dependent 64-bit multiplies: 3 cycles each on every x86-64 core of the last 15
   // years (Intel since Core 2, AMD since Zen: Agner Fog's instruction tables, IMUL r64,r64).

@@ -130,4 +130,11 @@ int online_cpus() {
   return int(sysconf(_SC_NPROCESSORS_ONLN));
 }
 
+int allowed_cpus() {
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) return std::max(1, online_cpus());
+  return std::max(1, CPU_COUNT(&allowed));
+}
+
 }  // namespace fusim::backend

@@ -4,7 +4,10 @@
 
 #include "backend/calibration.h"
 
+using fusim::backend::add_streaming_level;
+using fusim::backend::BandwidthPoint;
 using fusim::backend::find_cache_levels;
+using fusim::backend::streaming_level;
 using fusim::backend::latency_plateaus;
 using fusim::backend::LatencyPoint;
 
@@ -36,20 +39,28 @@ std::vector<LatencyPoint> step_curve(const std::vector<std::pair<std::int64_t, d
 }
 }  // namespace
 
-TEST_CASE("a measured curve whose L3 is far smaller than the system lists keeps its L3") {
-  // This 2-core VM's curve (fusim calibrate, 2026-12-01; sysfs lists L1d 48 KiB, L2 2 MiB,
-  // L3 260 MiB): L1 ~1.8 ns, L2 ~5.6 ns (TLB misses lift its far end), an L3 plateau at
-  // ~40 ns up to ~8 MiB (the VM's share), DRAM ~165 ns. The old reader trusted the 260 MiB
-  // hint, found no plateau below 32 MiB and dropped the L3: everything past 2 MiB went to DRAM.
+namespace {
+// This 2-core VM's pointer-chase curve (fusim calibrate, 2026-12-01), at footprints().
+std::vector<LatencyPoint> this_host_latency_curve() {
   const std::vector<double> ns{1.75,  1.74,  1.85,   1.78,   1.76,   1.79,   1.79,   1.95,
                                5.57,  5.62,  5.72,   5.44,   5.56,   5.67,   6.82,   7.26,
                                8.01,  22.21, 35.56,  39.52,  40.55,  47.98,  79.15,  136.33,
                                146.98, 147.15, 163.36, 162.23, 170.72, 164.06, 174.97, 173.39,
                                168.54};
   const auto fp = footprints();
-  REQUIRE(fp.size() == ns.size());
   std::vector<LatencyPoint> curve;
-  for (std::size_t i = 0; i < fp.size(); ++i) curve.push_back({fp[i], ns[i]});
+  for (std::size_t i = 0; i < fp.size() && i < ns.size(); ++i) curve.push_back({fp[i], ns[i]});
+  return curve;
+}
+}  // namespace
+
+TEST_CASE("a measured curve whose L3 is far smaller than the system lists keeps its L3") {
+  // This 2-core VM's curve (fusim calibrate, 2026-12-01; sysfs lists L1d 48 KiB, L2 2 MiB,
+  // L3 260 MiB): L1 ~1.8 ns, L2 ~5.6 ns (TLB misses lift its far end), an L3 plateau at
+  // ~40 ns up to ~8 MiB (the VM's share), DRAM ~165 ns. The old reader trusted the 260 MiB
+  // hint, found no plateau below 32 MiB and dropped the L3: everything past 2 MiB went to DRAM.
+  const auto curve = this_host_latency_curve();
+  REQUIRE(curve.size() == footprints().size());
 
   const auto plateaus = latency_plateaus(curve);
   REQUIRE(plateaus.size() == 4);  // L1, L2, L3, DRAM; 8.01 and 22.21 and 79.15 are transitions
@@ -105,4 +116,41 @@ TEST_CASE("a two-level machine has two levels whatever the hints list") {
   REQUIRE(levels.size() == 2);
   CHECK(levels[1].name == "LLC");
   CHECK(levels[1].size == 4 * MiB);
+}
+
+TEST_CASE("the streaming level: a large cache whose latency is close to DRAM's") {
+  // This VM's all-thread triad (2 threads, 2026-12-01, GB/s per total footprint in MiB):
+  // ~50 GB/s up to 96 MiB, ~26 GB/s beyond, while its pointer chase reads ~150-170 ns from
+  // 12 MiB on: the latency curve ends its caches at 8 MiB, streaming sees ~118 MiB.
+  const std::vector<std::pair<int, double>> mib_gbs{
+      {1, 59.3},  {2, 108.7}, {4, 75.5},  {6, 54.7},   {8, 52.5},   {12, 50.7},
+      {16, 50.3}, {24, 52.6}, {32, 50.6}, {48, 52.9},  {64, 48.2},  {96, 47.3},
+      {128, 31.7}, {192, 27.1}, {256, 25.7}, {384, 27.5}, {512, 24.9}};
+  std::vector<BandwidthPoint> bw;
+  for (auto [m, g] : mib_gbs) bw.push_back({m * MiB, g});
+  const auto s = streaming_level(bw, 8 * MiB);
+  REQUIRE(s);
+  CHECK(s->dram_gbs == 25.7);     // median of the last three
+  CHECK(s->cached_gbs == 50.6);   // median of 24..96 MiB (within 4x of the last cached point)
+  // sqrt(50.6 x 25.7) = 36.06 GB/s is crossed between 96 MiB (47.3) and 128 MiB (31.7), at
+  // 0.7205 of that octave's log: 96 x (4/3)^0.7205 = 118.1 MiB.
+  CHECK(s->size == 118 * MiB);
+
+  auto levels = find_cache_levels(this_host_latency_curve(), {48 * KiB, 2 * MiB, 260 * MiB},
+                                  {12, 16, 20});
+  REQUIRE(levels.size() == 3);
+  add_streaming_level(levels, *s, this_host_latency_curve());
+  REQUIRE(levels.size() == 4);
+  CHECK(levels[2].name == "L3");
+  CHECK(levels[2].shared);
+  CHECK(levels[3].name == "LLC");
+  CHECK(levels[3].size == 118 * MiB);
+  // Median of the chase over [2 x 8 MiB, 118/2 MiB]: 146.98, 147.15, 162.23, 163.36.
+  CHECK(levels[3].latency_ns == 162.23);
+
+  SECTION("no streaming level where bandwidth falls with the latency curve's last level") {
+    std::vector<BandwidthPoint> flat;
+    for (auto [m, g] : mib_gbs) flat.push_back({m * MiB, m <= 8 ? g : 25.0});
+    CHECK_FALSE(streaming_level(flat, 8 * MiB));
+  }
 }
