@@ -92,8 +92,7 @@ std::vector<MeasuredLevel> find_cache_levels(const std::vector<LatencyPoint>& cu
   for (std::size_t k = 0; k + 1 < plateaus.size() && k < 3; ++k) {
     const Plateau& p = plateaus[k];
     const Plateau& next = plateaus[k + 1];
-    const double measured =
-        crossing(curve, std::sqrt(p.ns * next.ns), curve[p.first].bytes);
+    const double measured = crossing(curve, std::sqrt(p.ns * next.ns), curve[p.first].bytes);
     MeasuredLevel level;
     level.latency_ns = p.ns;
     // The hint of the same level, matched by size rather than index: a level the curve
@@ -157,7 +156,8 @@ std::optional<StreamingLevel> streaming_level(const std::vector<BandwidthPoint>&
     const auto& p = curve[i - 1];
     const double f = p.gbs > curve[i].gbs ? (p.gbs - threshold) / (p.gbs - curve[i].gbs) : 0;
     size = std::exp(std::log(double(p.bytes)) +
-                    std::clamp(f, 0.0, 1.0) * (std::log(double(curve[i].bytes)) - std::log(double(p.bytes))));
+                    std::clamp(f, 0.0, 1.0) *
+                        (std::log(double(curve[i].bytes)) - std::log(double(p.bytes))));
     break;
   }
   constexpr double kMiB = 1 << 20;
@@ -215,15 +215,17 @@ Calibration calibrate_host(const std::function<void(const std::string&)>& progre
   // Streaming bandwidth per footprint, 1 MiB .. 1 GiB (2 points per octave).
   progress("triad bandwidth vs footprint, 1 MiB .. 1 GiB");
   for (double b = double(1 << 20); b <= double(std::int64_t(1) << 30) * 1.01; b *= std::sqrt(2.0))
-    c.bw_curve.push_back({std::int64_t(b) / 4096 * 4096, probe::triad_gbs(std::int64_t(b), c.cores)});
+    c.bw_curve.push_back(
+        {std::int64_t(b) / 4096 * 4096, probe::triad_gbs(std::int64_t(b), c.cores)});
   const std::int64_t inner = c.levels.empty() ? 0 : c.levels.back().size;
   if (auto s = streaming_level(c.bw_curve, inner)) {
     add_streaming_level(c.levels, *s, c.curve);
     if (!c.levels.empty() && c.levels.back().size == s->size) {
       // Idle latency beyond it: the latency curve must reach 4x the LLC.
-      for (double b = double(c.curve.back().bytes) * std::sqrt(2.0); b <= 4.0 * double(s->size) * 1.01;
-           b *= std::sqrt(2.0)) {
-        progress(fmt::format("pointer chase at {} (beyond the LLC)", format_bytes(std::int64_t(b))));
+      for (double b = double(c.curve.back().bytes) * std::sqrt(2.0);
+           b <= 4.0 * double(s->size) * 1.01; b *= std::sqrt(2.0)) {
+        progress(
+            fmt::format("pointer chase at {} (beyond the LLC)", format_bytes(std::int64_t(b))));
         const auto bytes = std::int64_t(b) / 64 * 64;
         c.curve.push_back({bytes, probe::pointer_chase_ns(bytes, 42)});
       }

@@ -94,7 +94,8 @@ nlohmann::json machine_json(const Calibration& c, const std::string& name) {
       "(x cores for shared levels)",
       c.bw_one.read, c.dram_latency_ns, mlp_dram, c.llc_triad_one, llc_ns, mlp_llc);
   std::string bw_curve;
-  for (const auto& p : c.bw_curve) bw_curve += fmt::format("{} {:.1f}; ", format_bytes(p.bytes), p.gbs);
+  for (const auto& p : c.bw_curve)
+    bw_curve += fmt::format("{} {:.1f}; ", format_bytes(p.bytes), p.gbs);
   sources["caches.triad_gbs"] = bw_curve;
   std::string curve;
   for (const auto& p : c.curve) curve += fmt::format("{} {:.2f}; ", format_bytes(p.bytes), p.ns);
@@ -114,8 +115,9 @@ nlohmann::json machine_json(const Calibration& c, const std::string& name) {
       "STREAM-like, {} arrays: 1 thread read/copy/triad {:.1f}/{:.1f}/{:.1f} GB/s, {} "
       "threads {:.1f}/{:.1f}/{:.1f} GB/s; idle latency {:.1f} ns (pointer chase at {}); preset "
       "by CPU generation, channels = triad / (0.75 x {:.1f} GB/s per channel), rounded up",
-      format_bytes(c.dram_array_bytes), c.bw_one.read, c.bw_one.copy, c.bw_one.triad, c.cores, c.bw_all.read, c.bw_all.copy,
-      c.bw_all.triad, c.dram_latency_ns, format_bytes(c.curve.back().bytes), channel_gbs);
+      format_bytes(c.dram_array_bytes), c.bw_one.read, c.bw_one.copy, c.bw_one.triad, c.cores,
+      c.bw_all.read, c.bw_all.copy, c.bw_all.triad, c.dram_latency_ns,
+      format_bytes(c.curve.back().bytes), channel_gbs);
 
   return json{
       {"name", name},

@@ -51,6 +51,21 @@ void run_threads(int threads, const std::function<void(int)>& body) {
   for (int t = 0; t < threads; ++t) pool.emplace_back(body, t);
   for (auto& th : pool) th.join();
 }
+// STREAM's three arrays of n doubles, each part first touched by the thread that will use
+// it (NUMA placement as STREAM does).
+struct StreamArrays {
+  StreamArrays(std::size_t n, int threads)
+      : ba(n * sizeof(double)), bb(n * sizeof(double)), bc(n * sizeof(double)) {
+    run_threads(threads, [&](int t) {
+      const std::size_t lo = n * t / threads, hi = n * (t + 1) / threads;
+      for (std::size_t i = lo; i < hi; ++i) a()[i] = 1.0, b()[i] = 2.0, c()[i] = 0.5;
+    });
+  }
+  double* a() const { return static_cast<double*>(ba.data); }
+  double* b() const { return static_cast<double*>(bb.data); }
+  double* c() const { return static_cast<double*>(bc.data); }
+  HugeBuffer ba, bb, bc;
+};
 }  // namespace
 
 double pointer_chase_ns(std::int64_t bytes, std::uint64_t seed) {
@@ -81,15 +96,8 @@ double pointer_chase_ns(std::int64_t bytes, std::uint64_t seed) {
 
 Bandwidth stream_bandwidth(std::int64_t bytes, int threads, int repeats) {
   const std::size_t n = std::size_t(bytes) / sizeof(double);
-  HugeBuffer ba(n * sizeof(double)), bb(n * sizeof(double)), bc(n * sizeof(double));
-  auto* a = static_cast<double*>(ba.data);
-  auto* b = static_cast<double*>(bb.data);
-  auto* c = static_cast<double*>(bc.data);
-  // First touch by the thread that will use each part (NUMA placement as STREAM does).
-  run_threads(threads, [&](int t) {
-    const std::size_t lo = n * t / threads, hi = n * (t + 1) / threads;
-    for (std::size_t i = lo; i < hi; ++i) a[i] = 1.0, b[i] = 2.0, c[i] = 0.5;
-  });
+  StreamArrays arrays(n, threads);
+  double *a = arrays.a(), *b = arrays.b(), *c = arrays.c();
   std::vector<double> sums(std::size_t(threads) * 8, 0.0);  // one cache line per thread
   auto best = [&](auto kernel) {
     double t_best = 1e30;
@@ -128,14 +136,8 @@ double triad_gbs(std::int64_t footprint, int threads) {
   // `inner` times per timed run, so that thread start-up is amortised (>= ~256 MiB moved
   // per run) and a footprint that fits stays in the caches between passes.
   const std::size_t n = std::max<std::size_t>(64, std::size_t(footprint) / 3 / sizeof(double));
-  HugeBuffer ba(n * sizeof(double)), bb(n * sizeof(double)), bc(n * sizeof(double));
-  auto* a = static_cast<double*>(ba.data);
-  auto* b = static_cast<double*>(bb.data);
-  auto* c = static_cast<double*>(bc.data);
-  run_threads(threads, [&](int t) {
-    const std::size_t lo = n * t / threads, hi = n * (t + 1) / threads;
-    for (std::size_t i = lo; i < hi; ++i) a[i] = 1.0, b[i] = 2.0, c[i] = 0.5;
-  });
+  StreamArrays arrays(n, threads);
+  double *a = arrays.a(), *b = arrays.b(), *c = arrays.c();
   const int inner = int(std::max<std::int64_t>(1, (std::int64_t(256) << 20) / footprint));
   double best = 1e30;
   for (int r = 0; r < 3; ++r) {
@@ -147,7 +149,8 @@ double triad_gbs(std::int64_t footprint, int threads) {
         asm volatile("" : : "r"(a) : "memory");
       }
     });
-    best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    best = std::min(best,
+                    std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   }
   return 24.0 * double(n) * inner / best / 1e9;
 }

@@ -69,16 +69,15 @@ PinnedThreads pin_threads(int threads) {
   // creates later, on the last one (all intra-op threads on one core, steps ~20x slower).
   std::vector<pid_t> distinct = tids;
   std::sort(distinct.begin(), distinct.end());
-  const bool all_distinct =
-      std::adjacent_find(distinct.begin(), distinct.end()) == distinct.end();
+  const bool all_distinct = std::adjacent_find(distinct.begin(), distinct.end()) == distinct.end();
   for (int t = 0; t < threads; ++t)
     if (failed[std::size_t(t)] || tids[std::size_t(t)] == 0 || !all_distinct) {
       sched_setaffinity(0, sizeof allowed, &allowed);  // undo this thread's pins
-      out.note = all_distinct
-                     ? "threads not pinned: sched_setaffinity failed"
-                     : fmt::format("threads not pinned: libtorch ran the {} pinning chunks on "
-                                   "fewer threads",
-                                   threads);
+      out.note = all_distinct ? "threads not pinned: sched_setaffinity failed"
+                              : fmt::format(
+                                    "threads not pinned: libtorch ran the {} pinning chunks on "
+                                    "fewer threads",
+                                    threads);
       return out;
     }
   if (tids[0] != own_tid()) {  // the caller did not run chunk 0: not the layout assumed

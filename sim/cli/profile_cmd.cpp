@@ -47,7 +47,8 @@ void run_profile(ProfileCmdOptions opt) {
   // 0: every core this process may use, as `fusim calibrate` sets a host's threads_per_op
   // (not libtorch's own default, which can be 1), so that a profile fits the calibrated
   // machine validate and simulate use with it (exec/op_profile.h checks the match).
-  if (opt.profile.threads == 0 && opt.device == "cpu") opt.profile.threads = backend::allowed_cpus();
+  if (opt.profile.threads == 0 && opt.device == "cpu")
+    opt.profile.threads = backend::allowed_cpus();
   const auto t0 = std::chrono::steady_clock::now();
   opt.profile.progress = [&](int done, int total, const std::string& what) {
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -7,9 +7,9 @@
 using fusim::backend::add_streaming_level;
 using fusim::backend::BandwidthPoint;
 using fusim::backend::find_cache_levels;
-using fusim::backend::streaming_level;
 using fusim::backend::latency_plateaus;
 using fusim::backend::LatencyPoint;
+using fusim::backend::streaming_level;
 
 namespace {
 constexpr std::int64_t KiB = 1024, MiB = 1024 * KiB;
@@ -42,11 +42,10 @@ std::vector<LatencyPoint> step_curve(const std::vector<std::pair<std::int64_t, d
 namespace {
 // This 2-core VM's pointer-chase curve (fusim calibrate, 2026-12-01), at footprints().
 std::vector<LatencyPoint> this_host_latency_curve() {
-  const std::vector<double> ns{1.75,  1.74,  1.85,   1.78,   1.76,   1.79,   1.79,   1.95,
-                               5.57,  5.62,  5.72,   5.44,   5.56,   5.67,   6.82,   7.26,
-                               8.01,  22.21, 35.56,  39.52,  40.55,  47.98,  79.15,  136.33,
-                               146.98, 147.15, 163.36, 162.23, 170.72, 164.06, 174.97, 173.39,
-                               168.54};
+  const std::vector<double> ns{
+      1.75,  1.74,   1.85,   1.78,   1.76,   1.79,   1.79,   1.95,   5.57,   5.62,   5.72,
+      5.44,  5.56,   5.67,   6.82,   7.26,   8.01,   22.21,  35.56,  39.52,  40.55,  47.98,
+      79.15, 136.33, 146.98, 147.15, 163.36, 162.23, 170.72, 164.06, 174.97, 173.39, 168.54};
   const auto fp = footprints();
   std::vector<LatencyPoint> curve;
   for (std::size_t i = 0; i < fp.size() && i < ns.size(); ++i) curve.push_back({fp[i], ns[i]});
@@ -123,21 +122,21 @@ TEST_CASE("the streaming level: a large cache whose latency is close to DRAM's")
   // ~50 GB/s up to 96 MiB, ~26 GB/s beyond, while its pointer chase reads ~150-170 ns from
   // 12 MiB on: the latency curve ends its caches at 8 MiB, streaming sees ~118 MiB.
   const std::vector<std::pair<int, double>> mib_gbs{
-      {1, 59.3},  {2, 108.7}, {4, 75.5},  {6, 54.7},   {8, 52.5},   {12, 50.7},
-      {16, 50.3}, {24, 52.6}, {32, 50.6}, {48, 52.9},  {64, 48.2},  {96, 47.3},
+      {1, 59.3},   {2, 108.7},  {4, 75.5},   {6, 54.7},   {8, 52.5},  {12, 50.7},
+      {16, 50.3},  {24, 52.6},  {32, 50.6},  {48, 52.9},  {64, 48.2}, {96, 47.3},
       {128, 31.7}, {192, 27.1}, {256, 25.7}, {384, 27.5}, {512, 24.9}};
   std::vector<BandwidthPoint> bw;
   for (auto [m, g] : mib_gbs) bw.push_back({m * MiB, g});
   const auto s = streaming_level(bw, 8 * MiB);
   REQUIRE(s);
-  CHECK(s->dram_gbs == 25.7);     // median of the last three
-  CHECK(s->cached_gbs == 50.6);   // median of 24..96 MiB (within 4x of the last cached point)
+  CHECK(s->dram_gbs == 25.7);    // median of the last three
+  CHECK(s->cached_gbs == 50.6);  // median of 24..96 MiB (within 4x of the last cached point)
   // sqrt(50.6 x 25.7) = 36.06 GB/s is crossed between 96 MiB (47.3) and 128 MiB (31.7), at
   // 0.7205 of that octave's log: 96 x (4/3)^0.7205 = 118.1 MiB.
   CHECK(s->size == 118 * MiB);
 
-  auto levels = find_cache_levels(this_host_latency_curve(), {48 * KiB, 2 * MiB, 260 * MiB},
-                                  {12, 16, 20});
+  auto levels =
+      find_cache_levels(this_host_latency_curve(), {48 * KiB, 2 * MiB, 260 * MiB}, {12, 16, 20});
   REQUIRE(levels.size() == 3);
   add_streaming_level(levels, *s, this_host_latency_curve());
   REQUIRE(levels.size() == 4);

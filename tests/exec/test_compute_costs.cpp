@@ -263,8 +263,7 @@ TEST_CASE("a profile drives every op of a schedule, and a missing op is named") 
     other.threads = m.compute.threads_per_op + 1;
     CHECK_THROWS_WITH(exec::ProfiledCompute(other, m, no_warmup()),
                       Catch::Contains("p.json: threads: expected 1 (compute.threads_per_op") &&
-                          Catch::Contains("fusim profile --threads 1") &&
-                          Catch::Contains("got 2"));
+                          Catch::Contains("fusim profile --threads 1") && Catch::Contains("got 2"));
   }
   // A profile of another optimizer, or one that lacks an op, is refused by name.
   profile.optimizer = "adam";
