@@ -35,8 +35,10 @@ inline constexpr const char* kValidateDescription =
 inline constexpr const char* kCalibrateDescription =
     "Measure this host into a machine model (models/machines/SCHEMA.md): cache levels\n"
     "and latencies from a pointer-chase latency-vs-footprint curve (sysfs/CPUID sizes\n"
-    "only as hints), DRAM read/copy/triad bandwidth with 1 and all threads and idle\n"
-    "latency, clock and FMA throughput, per-op-class libtorch throughput (GEMM, conv,\n"
+    "only as hints), the last level as streaming sees it from a triad bandwidth-vs-\n"
+    "footprint curve (a large, slow shared L3 the latency curve cannot tell from DRAM),\n"
+    "MSHRs by Little's law, DRAM read/copy/triad bandwidth with 1 and all threads on\n"
+    "arrays 2x beyond the last level and idle latency, clock and FMA throughput, per-op-class libtorch throughput (GEMM, conv,\n"
     "elementwise, norm, reduction, pool, attention) and the per-op dispatch overhead.\n"
     "Then per-op-family costs (compute.op_costs, models/machines/SCHEMA.md): linear,\n"
     "conv2d (1x1, 3x3, 7x7, strided, depthwise), norms, pooling, elementwise, softmax,\n"
