@@ -78,7 +78,17 @@ std::vector<Plateau> latency_plateaus(const std::vector<LatencyPoint>& curve) {
     low = curve[i].ns;
   }
   if (!curve.empty()) close(curve.size());
-  return out;
+  // Neighbouring plateaus less than kLevelStep apart are one level whose far end drifted
+  // (TLB reach, a noisy neighbour): real level steps are 3x and more (L1 -> L2 -> L3 -> DRAM).
+  std::vector<Plateau> merged;
+  for (const auto& p : out) {
+    if (!merged.empty() && p.ns < kLevelStep * merged.back().ns && p.end != curve.size()) {
+      merged.back().end = p.end;  // the transition between them joins too
+      continue;
+    }
+    merged.push_back(p);
+  }
+  return merged;
 }
 
 std::vector<MeasuredLevel> find_cache_levels(const std::vector<LatencyPoint>& curve,

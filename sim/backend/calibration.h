@@ -67,6 +67,9 @@ struct Plateau {
   double ns = 0;
 };
 constexpr double kPlateauRise = 1.35;  // TLB misses lift a level's far end ~20-30%
+// Plateaus closer than this are merged into one level (latency_plateaus keeps the first
+// one's median): a level's median latency is at least this many times the one above it.
+constexpr double kLevelStep = 1.6;
 std::vector<Plateau> latency_plateaus(const std::vector<LatencyPoint>& curve);
 
 // Finds cache levels in a latency curve (sorted by footprint, ending in DRAM): every plateau

@@ -153,3 +153,19 @@ TEST_CASE("the streaming level: a large cache whose latency is close to DRAM's")
     CHECK_FALSE(streaming_level(flat, 8 * MiB));
   }
 }
+
+TEST_CASE("a level whose far end drifts by less than 1.6x stays one level") {
+  // L2 read 5.5 ns up to 128 KiB, then 7.6 ns (a noisy neighbour, TLB reach) up to
+  // 2 MiB: a 1.38x step, more than kPlateauRise but not a level; then DRAM at 90 ns.
+  std::vector<LatencyPoint> curve;
+  for (auto b : footprints()) {
+    const double ns = b <= 32 * KiB ? 1.7 : b <= 128 * KiB ? 5.5 : b <= 2 * MiB ? 7.6 : 90.0;
+    curve.push_back({b, ns});
+  }
+  const auto plateaus = latency_plateaus(curve);
+  REQUIRE(plateaus.size() == 3);  // L1, L2 (5.5 and 7.6 ns together), DRAM
+  CHECK(plateaus[1].ns == 5.5);   // the first plateau's median is kept
+  const auto levels = find_cache_levels(curve, {32 * KiB, 2 * MiB}, {8, 16});
+  REQUIRE(levels.size() == 2);
+  CHECK(levels[1].size == 2 * MiB);
+}
