@@ -5,8 +5,8 @@
 // a count >= 0: never -1 or 0 standing for "no data"; null only where the schema allows
 // it), and for deterministic commands every cell equal to the JSON value at full precision
 // (the same double, not a rounded one). docs/output_schema.md must name every column.
-#include <catch2/catch.hpp>
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdlib>
 #include <nlohmann/json.hpp>

@@ -12,10 +12,11 @@ using namespace fusim::test;
 
 TEST_CASE("a sweep of 10 units logs one progress line per unit (10% each), no carriage return") {
   const std::string dir = scratch_dir("cli-progress");
-  FusimRun r = run_fusim(dir, "sweep --trace " FUSIM_SOURCE_DIR
-                              "/traces/examples/mlp_tiny.json --machine xeon-8380-ddr4 "
-                              "--ordering eager --jobs 1 --set caches.LLC.size=3MiB,6MiB,9MiB,12MiB,"
-                              "15MiB,18MiB,21MiB,24MiB,27MiB,30MiB --json");
+  FusimRun r =
+      run_fusim(dir, "sweep --trace " FUSIM_SOURCE_DIR
+                     "/traces/examples/mlp_tiny.json --machine xeon-8380-ddr4 "
+                     "--ordering eager --jobs 1 --set caches.LLC.size=3MiB,6MiB,9MiB,12MiB,"
+                     "15MiB,18MiB,21MiB,24MiB,27MiB,30MiB --json");
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   CHECK(r.err.find('\r') == std::string::npos);
