@@ -298,9 +298,8 @@ void ChannelController::choose_committed(int q, Cycle base) {
   Decision& best = committed_column_;
   best = Decision{};
   std::uint64_t best_seq = BankQueues::kNone;
-  for (const int bank : committed_) {
+  for (const int bank : committed_[1 - q]) {
     const BankRow& b = banks_[bank];
-    if (b.commit_queue == q) continue;
     const QueueEntry& e = queues_.queue(b.commit_queue)[b.commit_slot];
     const Command cmd = b.commit_queue ? Command::WR : Command::RD;
     const Cycle ready = std::max(base, timing_.earliest(cmd, e.rank, e.bankgroup, bank));
@@ -315,8 +314,9 @@ void ChannelController::choose_committed(int q, Cycle base) {
 
 void ChannelController::clear_commit(int flat_bank) {
   BankRow& b = banks_[flat_bank];
+  std::vector<int>& list = committed_[b.commit_queue];
+  list.erase(std::find(list.begin(), list.end(), flat_bank));
   b.commit_queue = b.commit_slot = -1;
-  committed_.erase(std::find(committed_.begin(), committed_.end(), flat_bank));
 }
 
 void ChannelController::close_bank(int flat_bank, Cycle at) {
@@ -367,7 +367,7 @@ void ChannelController::execute(const Decision& d) {
       if (e) {
         if (e->outcome == 0) e->outcome = kMiss;
         b.commit_queue = d.queue, b.commit_slot = d.entry;
-        committed_.push_back(d.bank);
+        committed_[d.queue].push_back(d.bank);
       }
       break;
     case Command::PRE:

@@ -112,7 +112,10 @@ class ChannelController {
   Cycle next_refresh_ = 0;         // the earliest of refresh_due_
   std::vector<int> refresh_bank_;  // per-bank refresh: next bank of each rank
   std::vector<int> closable_;      // banks whose row policy wants them closed
-  std::vector<int> committed_;     // banks whose row waits for its request (BankRow::commit_*)
+  // Banks whose row waits for its request (BankRow::commit_*), by the request's queue: a
+  // decision looks only at the other queue's (in random traffic nearly every open bank
+  // waits for its own queue's request, and those need no look).
+  std::vector<int> committed_[2];
   // A due refresh blocks a request's command from this cycle on, per bank: its rank's due
   // cycle (all-bank refresh) or, per-bank, that of the bank the rank refreshes next.
   std::vector<Cycle> block_at_;
