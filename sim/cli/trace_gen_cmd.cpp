@@ -1,10 +1,13 @@
 // `fusim trace gen`: a network-zoo trace (models/networks) written as trace JSON.
 #include <fmt/format.h>
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <string>
 
 #include "cli/commands.h"
+#include "cli/option_checks.h"
+#include "core/output_file.h"
 #include "networks/networks.h"
 #include "workload/trace_io.h"
 
@@ -28,7 +31,30 @@ std::string command_line(const CLI::App& gen, const GenOptions& o) {
   return cmd + " -o " + o.output;
 }
 
+// Sizes that the chosen network does not have are warned about, not taken silently
+// (`trace gen resnet18 --layers 3` gave the 18 layers of resnet18 without a word).
+void warn_unused_sizes(const CLI::App& gen, const std::string& network) {
+  const auto& zoo = networks::network_names();
+  if (std::find(zoo.begin(), zoo.end(), network) == zoo.end()) return;  // refused next
+  const bool mlp = network == "mlp";
+  const bool transformer = network.rfind("bert", 0) == 0 || network.rfind("gpt2", 0) == 0;
+  const bool cnn = !mlp && !transformer;
+  const std::string on = "on " + network;
+  if (gen.count("--resolution") && !cnn)
+    warn_no_effect("--resolution", on + " (the image side of resnet*, vgg*, mobilenet_v2)");
+  if (gen.count("--layers") && cnn)
+    warn_no_effect("--layers", on + " (the hidden layers of mlp, the blocks of transformers)");
+  if (gen.count("--hidden") && cnn)
+    warn_no_effect("--hidden", on + " (the width of mlp and transformers)");
+  if (gen.count("--heads") && !transformer)
+    warn_no_effect("--heads", on + " (the attention heads of transformers)");
+  if (gen.count("--seq") && !transformer)
+    warn_no_effect("--seq", on + " (the sequence length of transformers)");
+}
+
 void run_gen(const CLI::App& gen, GenOptions& o) {
+  warn_unused_sizes(gen, o.network);
+  check_output_path(o.output, "-o");
   o.net.source = command_line(gen, o);
   workload::Trace trace = networks::make_network(o.network, o.net);
   workload::save_trace(trace, o.output);
@@ -47,7 +73,9 @@ void add_trace_gen_command(CLI::App& trace) {
       "Generate the training-step trace of a zoo network (forward layers plus a\n"
       "cross_entropy loss), built like torchvision's definition (resnet, vgg, mobilenet_v2)\n"
       "or scripts/fusim_models.py (mlp, bert-base, gpt2-*): same layer order, names, shapes\n"
-      "and parameters as scripts/capture_trace.py records from PyTorch.");
+      "and parameters as scripts/capture_trace.py records from PyTorch.\n"
+      "Example:\n"
+      "  fusim trace gen gpt2-small --batch 8 --seq 256 -o gpt2.json");
   gen->add_option("NETWORK", opt->network,
                   fmt::format("One of: {}", fmt::join(networks::network_names(), ", ")))
       ->required();
