@@ -30,14 +30,21 @@ double fan_in(const workload::Shape& weight) {
 
 // softmax(q k^T / sqrt(d)) v per head, as torch.nn.functional.scaled_dot_product_attention
 // computes it without a fused kernel: [N,S,E] -> [N,h,S,d], scores [N,h,S,S].
+// Grouped-query attention (issue 20): each of the kv key/value heads serves h/kv query
+// heads, repeated as Hugging Face's repeat_kv does ([N, kv, S, d] -> [N, h, S, d]).
 at::Tensor attention(const Layer& layer, const at::Tensor& q, const at::Tensor& k,
                      const at::Tensor& v, at::Generator& gen) {
   const auto n = q.size(0), s = q.size(1), e = q.size(2), h = layer.attrs.heads;
-  const auto d = e / h;
-  auto split = [&](const at::Tensor& x) { return x.reshape({n, s, h, d}).transpose(1, 2); };
-  auto scores = at::matmul(split(q), split(k).transpose(-2, -1)) / std::sqrt(double(d));
+  const auto kv = workload::kv_heads_of(layer.attrs), sk = k.size(1);
+  const auto d = e / h, dv = v.size(2) / kv;
+  auto split = [&](const at::Tensor& x, std::int64_t len, std::int64_t heads, std::int64_t size) {
+    auto t = x.reshape({n, len, heads, size}).transpose(1, 2);
+    return heads == h ? t : t.repeat_interleave(h / heads, 1);
+  };
+  auto scores =
+      at::matmul(split(q, s, h, d), split(k, sk, kv, d).transpose(-2, -1)) / std::sqrt(double(d));
   if (layer.attrs.causal) {
-    auto mask = at::ones({s, s}, q.options().dtype(at::kBool)).triu(1);
+    auto mask = at::ones({s, sk}, q.options().dtype(at::kBool)).triu(1);
     scores = scores.masked_fill(mask, -std::numeric_limits<double>::infinity());
   }
   auto probs = at::softmax(scores, -1);
@@ -47,7 +54,41 @@ at::Tensor attention(const Layer& layer, const at::Tensor& q, const at::Tensor& 
     auto keep = at::empty(probs.sizes(), at::kFloat).bernoulli_(1 - layer.attrs.p, gen);
     probs = probs * keep.to(probs.options()) / (1 - layer.attrs.p);
   }
-  return at::matmul(probs, split(v)).transpose(1, 2).reshape({n, s, e});
+  return at::matmul(probs, split(v, sk, kv, dv)).transpose(1, 2).reshape({n, s, h * dv});
+}
+
+// --- LLM ops (issue 20) ---
+// RMSNorm as Hugging Face's LlamaRMSNorm computes it: in float32, then back to the input
+// dtype, times the weight (libtorch 1.13 has no at::rms_norm).
+at::Tensor rms_norm(const Layer& layer, const at::Tensor& x, const at::Tensor& weight) {
+  std::vector<std::int64_t> dims;
+  for (std::size_t i = 0; i < layer.attrs.normalized_shape.size(); ++i)
+    dims.push_back(-1 - std::int64_t(i));
+  auto x32 = x.to(at::kFloat);
+  auto y = (x32 * at::rsqrt(x32.pow(2).mean(dims, true) + layer.attrs.eps)).to(x.scalar_type());
+  return weight.defined() ? y * weight : y;
+}
+
+// Rotary embedding, rotate-half form (Megatron-core apply_rotary_pos_emb, HF
+// apply_rotary_pos_emb) at positions 0..S-1: angle(p, i) = p * theta^(-2i/d), i < d/2.
+// (Llama 3.1's long-context frequency scaling changes the angles, not shapes or costs.)
+at::Tensor rope(const Layer& layer, const at::Tensor& x) {
+  const auto n = x.size(0), s = x.size(1), h = layer.attrs.heads, d = x.size(2) / h;
+  auto f32 = x.options().dtype(at::kFloat);
+  auto inv_freq = at::pow(layer.attrs.theta, -at::arange(0, d, 2, f32) / double(d));
+  auto angles = at::outer(at::arange(s, f32), inv_freq);  // [S, d/2]
+  auto emb = at::cat({angles, angles}, -1);               // [S, d]
+  auto cos = emb.cos().to(x.scalar_type()).view({1, s, 1, d});
+  auto sin = emb.sin().to(x.scalar_type()).view({1, s, 1, d});
+  auto t = x.reshape({n, s, h, d});
+  auto rotated = at::cat({-t.narrow(-1, d / 2, d / 2), t.narrow(-1, 0, d / 2)}, -1);
+  return (t * cos + rotated * sin).reshape({n, s, h * d});
+}
+
+// Megatron-core's swiglu: silu of the first half of the last dim times the second half.
+at::Tensor swiglu(const at::Tensor& x) {
+  auto halves = x.chunk(2, -1);
+  return at::silu(halves[0]) * halves[1];
 }
 // A batch-norm buffer by its role ("bn1.running_mean"); undefined when the trace has none
 // (then batch_norm keeps no running stats, as nn.BatchNorm2d(track_running_stats=False)).
@@ -92,6 +133,7 @@ LayerTensors make_layer_tensors(const Layer& layer, at::Generator& gen,
     switch (layer.op) {
       case OpKind::BatchNorm:
       case OpKind::LayerNorm:
+      case OpKind::RmsNorm:  // (issue 20) weight ones, as LlamaRMSNorm
         p = spec.name.size() >= 4 && spec.name.substr(spec.name.size() - 4) == "bias"
                 ? at::zeros(spec.shape, at::kFloat)
                 : at::ones(spec.shape, at::kFloat);
@@ -214,6 +256,13 @@ at::Tensor layer_forward(const Layer& layer, const std::vector<at::Tensor>& in, 
       return attention(layer, in[0], in[1], in[2], gen);
     case OpKind::CrossEntropy:
       return at::cross_entropy_loss(in[0], in[1]);
+    // LLM ops (issue 20)
+    case OpKind::RmsNorm:
+      return rms_norm(layer, in[0], param(0));
+    case OpKind::Rope:
+      return rope(layer, in[0]);
+    case OpKind::Swiglu:
+      return swiglu(in[0]);
   }
   FUSIM_ASSERT(false, fmt::format("layer '{}': op not handled", layer.name));
 }

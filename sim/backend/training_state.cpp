@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 #include <torch/csrc/autograd/autograd.h>
 
+#include <map>
+
 #include "core/error.h"
 
 namespace fusim::backend {
@@ -38,11 +40,33 @@ TrainingState::TrainingState(const workload::Trace& trace, const schedule::Sched
         op.kind == OpKind::Loss)
       ++backward_parts_.at(op.layer);
   }
+  // Weight tying (issue 20): a tied param is the very tensor of its owner (so autograd reads
+  // the same weights); the owner's optimizer updates it with every user's grad added in.
+  std::map<std::string, std::pair<std::size_t, std::size_t>> owner;
+  own_params_.resize(n);
+  tied_grads_.resize(n);
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t k = 0; k < trace.layers[i].params.size(); ++k)
+      if (trace.layers[i].params[k].tied_to.empty()) {
+        owner[trace.layers[i].params[k].name] = {i, k};
+        own_params_[i].push_back(int(k));
+      }
+  for (std::size_t i = 0; i < n; ++i) tied_grads_[i].resize(own_params_[i].size());
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t k = 0; k < trace.layers[i].params.size(); ++k) {
+      const auto& tied = trace.layers[i].params[k].tied_to;
+      if (tied.empty()) continue;
+      auto [o, q] = owner.at(tied);
+      tensors_[i].params[k] = tensors_[o].params[q];
+      for (std::size_t slot = 0; slot < own_params_[o].size(); ++slot)
+        if (own_params_[o][slot] == int(q)) tied_grads_[o][slot].push_back({int(i), int(k)});
+    }
   for (std::size_t i = 0; i < n; ++i) {
+    std::vector<at::Tensor> own;
+    for (int k : own_params_[i]) own.push_back(tensors_[i].params[std::size_t(k)]);
     optimizers_.emplace_back(
-        tensors_[i].params.empty()
-            ? nullptr
-            : std::make_unique<LayerOptimizer>(optimizer, schedule.impl, tensors_[i].params));
+        own.empty() ? nullptr
+                    : std::make_unique<LayerOptimizer>(optimizer, schedule.impl, std::move(own)));
   }
   out_.resize(n);
   leaves_.resize(n);
@@ -80,7 +104,13 @@ void TrainingState::execute(const schedule::Op& op) {
       if (optimizers_[i]) {
         FUSIM_ASSERT(grads_[i].size() == tensors_[i].params.size(),
                      fmt::format("U of layer {} before its weight gradients exist", i));
-        optimizers_[i]->step(grads_[i]);
+        std::vector<at::Tensor> grads;
+        for (std::size_t slot = 0; slot < own_params_[i].size(); ++slot) {
+          at::Tensor g = grads_[i][std::size_t(own_params_[i][slot])];
+          for (auto [user, k] : tied_grads_[i][slot]) g = g + grads_[user].at(std::size_t(k));
+          grads.push_back(g);
+        }
+        optimizers_[i]->step(grads);
       }
       break;
   }

@@ -47,6 +47,10 @@ class TrainingState {
   std::vector<LayerTensors> tensors_;                        // params and buffers per layer
   std::vector<std::vector<at::Tensor>> grads_;               // latest weight gradients per layer
   std::vector<std::unique_ptr<LayerOptimizer>> optimizers_;  // null for layers without params
+  // Weight tying (issue 20): per layer, the indices of its own params (the ones its U
+  // updates), and for each, the (user layer, param) pairs whose grads add into it.
+  std::vector<std::vector<int>> own_params_;
+  std::vector<std::vector<std::vector<std::pair<int, int>>>> tied_grads_;
   std::vector<bool> has_bw_op_;      // the schedule splits B_i into Bx and Bw
   std::vector<int> backward_parts_;  // B ops (Bx, Bw, L) per layer and step
   int sink_ = -1;                    // the loss layer

@@ -19,6 +19,10 @@ struct ScheduleCmdOptions {
   std::string trace, ordering, optimizer = "adam", impl = "foreach", mixed;
   int steps = 0;
   bool gpu_streams = false;
+  // Issue 20: the memory model's precision, sharding, grad buffer and attention.
+  bool mixed_precision = false;
+  int optimizer_shards = 1;
+  std::string grad_buffer = "per-tensor", attention = "flash";
   OutputFormat format;
 };
 
@@ -66,6 +70,18 @@ void run_schedule(const ScheduleCmdOptions& opt) {
   options.steps = opt.steps;
   options.mixed_file = opt.mixed;
   options.gpu_streams = opt.gpu_streams;
+  options.memory.mixed_precision = opt.mixed_precision;
+  options.memory.optimizer_shards = opt.optimizer_shards;
+  auto grad_buffer = parse_grad_buffer(opt.grad_buffer);
+  if (!grad_buffer)
+    throw InputError(fmt::format("--grad-buffer: expected per-tensor or persistent, got \"{}\"",
+                                 opt.grad_buffer));
+  options.memory.grad_buffer = *grad_buffer;
+  auto attention = parse_attention_memory(opt.attention);
+  if (!attention)
+    throw InputError(
+        fmt::format("--attention: expected flash or materialized, got \"{}\"", opt.attention));
+  options.memory.attention = *attention;
   Schedule s = build_schedule(trace, options);
   auto problems = check_schedule(trace, s);
   // A built schedule the checker rejects is a bug in fusim, not bad input.
@@ -157,6 +173,20 @@ void add_schedule_command(CLI::App& app) {
   cmd->add_option("--mixed", opt->mixed, "Per-layer ordering JSON file for --ordering mixed");
   cmd->add_flag("--gpu-streams", opt->gpu_streams,
                 "Put backward-fused updates on stream 1 so U_i overlaps B_{i-1} on a GPU");
+  // Issue 20: the memory model (schedule/memory_options.h).
+  cmd->add_flag("--mixed-precision", opt->mixed_precision,
+                "Megatron mixed precision for a 16-bit trace: fp32 main grads, fp32 master\n"
+                "weights and optimizer state");
+  cmd->add_option("--optimizer-shards", opt->optimizer_shards,
+                  "Distributed optimizer: master weights and state split over N ranks (this\n"
+                  "rank's shard)")
+      ->capture_default_str();
+  cmd->add_option("--grad-buffer", opt->grad_buffer,
+                  "per-tensor (freed after U) | persistent (Megatron's contiguous buffer)")
+      ->capture_default_str();
+  cmd->add_option("--attention", opt->attention,
+                  "flash (logsumexp saved) | materialized (softmax, dropout mask and copy)")
+      ->capture_default_str();
   add_output_flags(cmd, opt->format);
   cmd->callback([opt] { run_schedule(*opt); });
 }

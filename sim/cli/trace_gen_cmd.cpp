@@ -5,6 +5,7 @@
 #include <string>
 
 #include "cli/commands.h"
+#include "core/error.h"
 #include "networks/networks.h"
 #include "workload/trace_io.h"
 
@@ -14,6 +15,7 @@ namespace {
 struct GenOptions {
   std::string network;
   std::string output;
+  std::string dtype;  // LLMs (issue 20): parsed into net.dtype
   networks::NetworkOptions net;
 };
 
@@ -25,10 +27,23 @@ std::string command_line(const CLI::App& gen, const GenOptions& o) {
   if (gen.count("--hidden")) cmd += fmt::format(" --hidden {}", o.net.hidden);
   if (gen.count("--heads")) cmd += fmt::format(" --heads {}", o.net.heads);
   if (gen.count("--seq")) cmd += fmt::format(" --seq {}", o.net.seq);
+  // LLMs (issue 20)
+  if (gen.count("--kv-heads")) cmd += fmt::format(" --kv-heads {}", o.net.kv_heads);
+  if (gen.count("--ffn")) cmd += fmt::format(" --ffn {}", o.net.ffn);
+  if (gen.count("--vocab")) cmd += fmt::format(" --vocab {}", o.net.vocab);
+  if (gen.count("--dtype")) cmd += " --dtype " + o.dtype;
+  if (o.net.tied_embeddings) cmd += " --tied-embeddings";
+  if (o.net.bidirectional) cmd += " --bidirectional";
   return cmd + " -o " + o.output;
 }
 
 void run_gen(const CLI::App& gen, GenOptions& o) {
+  if (!o.dtype.empty()) {
+    o.net.dtype = workload::parse_dtype(o.dtype);
+    if (!o.net.dtype)
+      throw InputError(
+          fmt::format("--dtype: expected float16, bfloat16 or float32, got \"{}\"", o.dtype));
+  }
   o.net.source = command_line(gen, o);
   workload::Trace trace = networks::make_network(o.network, o.net);
   workload::save_trace(trace, o.output);
@@ -47,7 +62,14 @@ void add_trace_gen_command(CLI::App& trace) {
       "Generate the training-step trace of a zoo network (forward layers plus a\n"
       "cross_entropy loss), built like torchvision's definition (resnet, vgg, mobilenet_v2)\n"
       "or scripts/fusim_models.py (mlp, bert-base, gpt2-*): same layer order, names, shapes\n"
-      "and parameters as scripts/capture_trace.py records from PyTorch.");
+      "and parameters as scripts/capture_trace.py records from PyTorch.\n"
+      "LLMs as Megatron-LM builds them: gpt (learned positions, LayerNorm, GELU MLP, dropout\n"
+      "0.1) and llama (RMSNorm, RoPE, grouped-query attention, SwiGLU), sized by --layers\n"
+      "--hidden --heads --kv-heads --ffn --vocab, or a preset with its published dimensions:\n"
+      "gpt-22b, gpt3-175b, gpt-530b, gpt-1t, llama-2-7b/13b/70b, llama-3.1-8b/70b/405b, and\n"
+      "the bidirectional masked-diffusion LMs llada-8b, dream-7b (--bidirectional makes any\n"
+      "LLM one: no causal mask). Example: fusim trace gen llama-3.1-8b --batch 1 --seq 8192 -o "
+      "x.json");
   gen->add_option("NETWORK", opt->network,
                   fmt::format("One of: {}", fmt::join(networks::network_names(), ", ")))
       ->required();
@@ -61,7 +83,21 @@ void add_trace_gen_command(CLI::App& trace) {
                   "Transformer hidden size (default: the preset's; a multiple of --heads);\n"
                   "mlp: hidden width (default 1024)");
   gen->add_option("--heads", opt->net.heads, "Attention heads (default: the preset's)");
-  gen->add_option("--seq", opt->net.seq, "Transformer sequence length")->default_val(128);
+  gen->add_option("--seq", opt->net.seq,
+                  "Transformer sequence length (default 128; LLM presets: their training length)");
+  // LLMs (issue 20)
+  gen->add_option("--kv-heads", opt->net.kv_heads,
+                  "LLMs: key/value heads of grouped-query attention (default: --heads)");
+  gen->add_option("--ffn", opt->net.ffn,
+                  "LLMs: MLP width (gpt default 4 x --hidden; llama: the SwiGLU width)");
+  gen->add_option("--vocab", opt->net.vocab, "LLMs: vocabulary size (default: the preset's)");
+  gen->add_option("--dtype", opt->dtype,
+                  "LLMs: float16 | bfloat16 | float32 (default: the preset's; bfloat16 for the\n"
+                  "families, float16 for the Megatron GPT presets)");
+  gen->add_flag("--tied-embeddings", opt->net.tied_embeddings,
+                "LLMs: the LM head shares the token embedding's weight (the gpt presets' default)");
+  gen->add_flag("--bidirectional", opt->net.bidirectional,
+                "LLMs: no causal mask (the denoising step of a masked-diffusion LM)");
   gen->add_option("-o,--output", opt->output, "Trace JSON file to write")->required();
   gen->callback([gen, opt] { run_gen(*gen, *opt); });
 }

@@ -40,6 +40,7 @@ OpClass classify(workload::OpKind op) {
       return OpClass::Conv;
     case K::BatchNorm:
     case K::LayerNorm:
+    case K::RmsNorm:  // LLM ops (issue 20): a per-row reduction like layer_norm
       return OpClass::Norm;
     case K::Softmax:
     case K::CrossEntropy:
@@ -51,7 +52,8 @@ OpClass classify(workload::OpKind op) {
     case K::ScaledDotProductAttention:
       return OpClass::Attention;
     default:
-      return OpClass::Elementwise;  // activations, add/mul, copies, embedding gathers
+      return OpClass::Elementwise;  // activations, add/mul, copies, embedding gathers; rope and
+                                    // swiglu (issue 20) are elementwise too
   }
 }
 

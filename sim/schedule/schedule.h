@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "schedule/memory_options.h"
 #include "workload/trace.h"
 
 namespace fusim::schedule {
@@ -41,6 +42,9 @@ struct Tensor {
   // inputs); -1 for tensors that persist across steps (weights, optimizer state).
   int step = -1;
   std::int64_t alloc_bytes = 0;  // added: bytes the allocator model hands out (512 B rounding)
+  // Added (issue 20): for weights, grads and optimizer state, the index of their param in
+  // the layer's params (-1 for buffers and every other tensor).
+  int param = -1;
 };
 
 enum class AccessMode { Read, Write, ReadWrite };
@@ -110,6 +114,7 @@ struct Schedule {
   // Added: the U placement used for each trace layer (size == trace.layers.size()).
   std::vector<LayerMode> layer_modes;
   bool gpu_streams = false;
+  MemoryOptions memory;  // added (issue 20): precision, sharding, grad buffer, attention
 };
 
 struct ScheduleOptions {
@@ -120,6 +125,7 @@ struct ScheduleOptions {
   std::string mixed_file;  // Mixed: the per-layer JSON file ...
   std::optional<MixedOrdering> mixed;  // ... or the spec in memory (wins over the file)
   bool gpu_streams = false;            // U of backward-fused layers on stream 1 (overlaps B_{i-1})
+  MemoryOptions memory;                // mixed precision, sharding, grad buffer, attention
 };
 
 // Builds the op DAG, issue order, streams, tensors, passes, addresses and peak memory.

@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 #include <set>
 
+#include "llm_trace_text.h"
 #include "trace_text.h"
 #include "workload/cost.h"
 #include "workload/shape_rules.h"
@@ -260,7 +261,7 @@ TEST_CASE("broadcast gradients and autograd tracking") {
 
 TEST_CASE("every op kind is covered by the cost tests") {
   std::set<OpKind> seen;
-  for (const auto* text : {&kCnn, &kBlock, &kBroadcast})
+  for (const auto* text : {&kCnn, &kBlock, &kBroadcast, &fusim::test::kLlm})
     for (const auto& l : parse(*text).layers) seen.insert(l.op);
   for (OpKind op : all_op_kinds()) {
     INFO(to_string(op));
