@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
   fusim::cli::add_trace_command(app);
   fusim::cli::add_schedule_command(app);
   fusim::cli::add_simulate_command(app);
+  fusim::cli::add_memory_command(app);
 #ifdef FUSIM_WITH_TORCH
   fusim::cli::add_run_command(app);
   fusim::cli::add_validate_command(app);

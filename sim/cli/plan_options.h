@@ -1,0 +1,15 @@
+#pragma once
+// The parallel-plan options (sim/parallel/plan.h), defined once for every command that
+// takes a plan: `fusim memory` now, `simulate`, `sweep` and `schedule` with issue 19.
+#include <CLI/CLI.hpp>
+
+#include "parallel/plan.h"
+
+namespace fusim::cli {
+
+// --tp --pp --dp --cp --microbatch --global-batch --pipeline-schedule --virtual-stages
+// --recompute --sequence-parallel --distributed-optimizer (issue 19 adds --bucket-size and
+// --stage-layers on the commands that simulate communication).
+void add_plan_options(CLI::App* command, parallel::PlanArgs& args);
+
+}  // namespace fusim::cli
