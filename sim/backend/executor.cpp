@@ -3,11 +3,13 @@
 #include <ATen/Parallel.h>
 #include <fmt/format.h>
 #include <torch/cuda.h>
+#include <algorithm>
 #include <chrono>
 #include <memory>
 
 #include "backend/device_timer.h"
 #include "backend/host_allocator.h"
+#include "backend/memory_counter.h"
 #include "backend/training_state.h"
 #include "core/error.h"
 
@@ -15,21 +17,18 @@ namespace fusim::backend {
 namespace {
 using Clock = std::chrono::steady_clock;
 
-// boundaries[s] = index of the first op of iteration s: op 0 for s = 0, else the first
-// forward op of step s; boundaries[K] = the end of the op list.
+// boundaries[s] = index of the first op of iteration s: op 0 for s = 0, else the op that
+// opens step s (schedule::step_openers, where the simulator cuts steps too);
+// boundaries[K] = the end of the op list.
 std::vector<std::size_t> iteration_boundaries(const schedule::Schedule& s) {
+  const std::vector<int> openers = schedule::step_openers(s);
   std::vector<std::size_t> b{0};
   for (int step = 1; step < s.steps; ++step) {
-    std::size_t at = s.ops.size();
-    for (std::size_t i = b.back(); i < s.ops.size(); ++i) {
-      if (s.ops[i].step == step && s.ops[i].kind == schedule::OpKind::Forward) {
-        at = i;
-        break;
-      }
-    }
-    FUSIM_ASSERT(at < s.ops.size(), fmt::format("schedule '{}' has no forward op of step {}",
-                                                to_string(s.ordering), step));
-    b.push_back(at);
+    const int at = openers[static_cast<std::size_t>(step)];
+    FUSIM_ASSERT(at >= 0 && static_cast<std::size_t>(at) > b.back(),
+                 fmt::format("schedule '{}' has no forward op of step {} after step {}'s",
+                             to_string(s.ordering), step, step - 1));
+    b.push_back(static_cast<std::size_t>(at));
   }
   b.push_back(s.ops.size());
   return b;
@@ -41,6 +40,8 @@ struct OrderingRun {
   std::vector<std::size_t> boundaries;
   int next_iteration = 0;
   exec::RunResult result;
+  std::vector<Tick> step_times;
+  std::int64_t peak_memory = 0;
 };
 }  // namespace
 
@@ -89,18 +90,21 @@ RunReport run_schedules(const workload::Trace& trace,
         fmt::format("schedule has {} steps, the run needs {}", schedules[k].steps, needed));
     r.state = std::make_unique<TrainingState>(trace, schedules[k], optimizer, device, o.seed);
     r.boundaries = iteration_boundaries(schedules[k]);
-    r.result.executor = o.device;
-    r.result.ordering = std::string(to_string(schedules[k].ordering));
-    r.result.optimizer = schedules[k].optimizer;
-    r.result.impl = std::string(to_string(schedules[k].impl));
+    r.result = exec::result_header(schedules[k], o.device);
   }
 
   DeviceTimer timer(cuda);
+  MemoryCounter memory(cuda);
   // Runs `count` iterations of ordering k; measured ones go into its RunResult.
   auto run_iterations = [&](OrderingRun& r, int count, bool measured) {
     for (int n = 0; n < count; ++n) {
       const int it = r.next_iteration++;
       FUSIM_ASSERT(it + 1 < int(r.boundaries.size()), "ran past the schedule's steps");
+      // Every ordering's state is resident at once: its own peak is what it holds between
+      // iterations plus the most it allocates on top within one (nothing else runs then).
+      const std::int64_t resident = measured ? r.state->resident_bytes() : 0;
+      const std::int64_t before = memory.allocated();
+      memory.reset_peak();
       timer.begin_iteration();
       for (std::size_t i = r.boundaries[it]; i < r.boundaries[it + 1]; ++i) {
         const auto& op = r.schedule->ops[i];
@@ -110,12 +114,11 @@ RunReport run_schedules(const workload::Trace& trace,
       }
       const IterationTimes times = timer.end_iteration();
       if (!measured) continue;
-      r.result.step_times.push_back(times.iteration);
+      r.peak_memory = std::max(r.peak_memory, resident + memory.peak() - before);
+      r.step_times.push_back(times.iteration);
       for (std::size_t i = r.boundaries[it]; i < r.boundaries[it + 1]; ++i) {
-        const auto& op = r.schedule->ops[i];
         const auto& span = times.ops[i - r.boundaries[it]];
-        r.result.per_op.push_back(exec::OpTiming{op.id, std::string(to_string(op.kind)), op.layer,
-                                                 op.step, op.stream, span.first, span.second, -1});
+        r.result.per_op.push_back(exec::op_timing(r.schedule->ops[i], span.first, span.second));
       }
     }
   };
@@ -138,11 +141,8 @@ RunReport run_schedules(const workload::Trace& trace,
   RunReport report;
   for (std::size_t k = 0; k < runs.size(); ++k) {
     auto& res = runs[k].result;
-    res.steps_measured = int(res.step_times.size());
-    res.step_time = quantile_ticks(res.step_times, 0.5);
-    res.step_time_p25 = quantile_ticks(res.step_times, 0.25);
-    res.step_time_p75 = quantile_ticks(res.step_times, 0.75);
-    res.peak_memory_bytes = -1;  // not measured: every ordering's state is resident at once
+    exec::set_step_times(res, std::move(runs[k].step_times));
+    res.peak_memory_bytes = runs[k].peak_memory;
     if (report.baseline < 0 && schedules[k].ordering == schedule::Ordering::Eager)
       report.baseline = int(k);
     report.results.push_back(std::move(res));

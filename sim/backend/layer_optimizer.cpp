@@ -285,4 +285,11 @@ void LayerOptimizer::step_lamb_fused(const std::vector<at::Tensor>& grads) {
   }
 }
 
+std::vector<at::Tensor> LayerOptimizer::state_tensors() const {
+  std::vector<at::Tensor> all;
+  for (const auto* v : {&state1_, &state2_, &update_, &step_tensors_})
+    all.insert(all.end(), v->begin(), v->end());
+  return all;
+}
+
 }  // namespace fusim::backend

@@ -23,6 +23,8 @@ class LayerOptimizer {
   // One update with these gradients (same order as the params). Params change in place.
   void step(const std::vector<at::Tensor>& grads);
   std::int64_t steps_taken() const { return step_; }
+  // The optimizer state it holds (buffers of every kind), for memory accounting.
+  std::vector<at::Tensor> state_tensors() const;
 
  private:
   void step_loop(const std::vector<at::Tensor>& grads);

@@ -5,29 +5,16 @@
 #include <random>
 
 #include "core/error.h"
+#include "exec/run_result.h"
 
 namespace fusim::backend {
-
-double quantile(std::vector<double> v, double q) {
-  FUSIM_ASSERT(!v.empty(), "quantile of no values");
-  std::sort(v.begin(), v.end());
-  const double pos = q * double(v.size() - 1);
-  const auto lo = static_cast<std::size_t>(std::floor(pos));
-  const auto hi = std::min(lo + 1, v.size() - 1);
-  return v[lo] + (pos - double(lo)) * (v[hi] - v[lo]);
-}
-
-Tick quantile_ticks(const std::vector<Tick>& values, double q) {
-  std::vector<double> v(values.begin(), values.end());
-  return static_cast<Tick>(std::llround(quantile(std::move(v), q)));
-}
 
 SpeedupInterval bootstrap_speedup(const std::vector<Tick>& baseline,
                                   const std::vector<Tick>& candidate, double confidence,
                                   int resamples, std::uint64_t seed) {
   FUSIM_ASSERT(baseline.size() >= 2 && candidate.size() >= 2,
                "a bootstrap needs at least 2 steps per ordering");
-  auto median = [](std::vector<double>& v) { return quantile(v, 0.5); };
+  auto median = [](const std::vector<double>& v) { return exec::quantile(v, 0.5); };
   std::vector<double> b(baseline.begin(), baseline.end());
   std::vector<double> c(candidate.begin(), candidate.end());
   SpeedupInterval out;
@@ -41,8 +28,8 @@ SpeedupInterval bootstrap_speedup(const std::vector<Tick>& baseline,
     for (auto& x : rc) x = c[pick_c(rng)];
     ratios.push_back(median(rb) / median(rc));
   }
-  out.low = quantile(ratios, (1 - confidence) / 2);
-  out.high = quantile(ratios, (1 + confidence) / 2);
+  out.low = exec::quantile(ratios, (1 - confidence) / 2);
+  out.high = exec::quantile(ratios, (1 + confidence) / 2);
   return out;
 }
 

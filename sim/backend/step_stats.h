@@ -1,16 +1,13 @@
 #pragma once
-// Statistics of measured step times: medians, quartiles, and a bootstrap confidence
-// interval for the speedup of one ordering over another. No torch here.
+// A bootstrap confidence interval for the speedup of one ordering over another, from
+// measured step times. Medians and quartiles are exec::summarize_steps / exec::quantile
+// (run_result.h), the one definition both executors use. No torch here.
 #include <cstdint>
 #include <vector>
 
 #include "core/time.h"
 
 namespace fusim::backend {
-
-// Linear interpolation between closest ranks (numpy.percentile's default), q in [0, 1].
-double quantile(std::vector<double> values, double q);
-Tick quantile_ticks(const std::vector<Tick>& values, double q);
 
 struct SpeedupInterval {
   double speedup = 1;        // median(baseline) / median(candidate): > 1 means faster

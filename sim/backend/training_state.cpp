@@ -3,6 +3,7 @@
 #include <ATen/CPUGeneratorImpl.h>
 #include <fmt/format.h>
 #include <torch/csrc/autograd/autograd.h>
+#include <unordered_set>
 
 #include <map>
 
@@ -79,6 +80,32 @@ std::vector<at::Tensor> TrainingState::parameters() const {
   for (const auto& t : tensors_)
     for (const auto& p : t.params) all.push_back(p.detach());
   return all;
+}
+
+std::int64_t TrainingState::resident_bytes() const {
+  std::unordered_set<const void*> seen;
+  std::int64_t bytes = 0;
+  auto add = [&](const at::Tensor& t) {
+    if (!t.defined() || !t.has_storage()) return;
+    const c10::Storage& s = t.storage();
+    if (seen.insert(s.unsafeGetStorageImpl()).second)
+      bytes += static_cast<std::int64_t>(s.nbytes());
+  };
+  auto add_all = [&](const std::vector<at::Tensor>& v) {
+    for (const auto& t : v) add(t);
+  };
+  add_all(model_inputs_);
+  for (const auto& t : tensors_) {
+    add_all(t.params);
+    add_all(t.buffers);
+  }
+  for (const auto& g : grads_) add_all(g);
+  for (const auto& o : optimizers_)
+    if (o) add_all(o->state_tensors());
+  add_all(out_);
+  for (const auto& l : leaves_) add_all(l);
+  add_all(grad_out_);
+  return bytes;
 }
 
 void TrainingState::execute(const schedule::Op& op) {

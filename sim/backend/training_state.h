@@ -34,6 +34,9 @@ class TrainingState {
   // The trained parameters of every layer (flattened, in trace order), for tests.
   std::vector<at::Tensor> parameters() const;
   at::Device device() const { return device_; }
+  // Bytes of the storage the state holds now (weights, buffers, inputs, gradients, optimizer
+  // state, live activations), each storage once: what the ordering keeps between its ops.
+  std::int64_t resident_bytes() const;
 
  private:
   void forward(int layer);

@@ -5,7 +5,6 @@
 // Built only with libtorch (FUSIM_WITH_TORCH); main.cpp registers it under the same guard.
 #ifdef FUSIM_WITH_TORCH
 #include <fmt/format.h>
-#include <fstream>
 
 #include "backend/executor.h"
 #include "backend/optimizer_config.h"
@@ -14,7 +13,9 @@
 #include "cli/commands.h"
 #include "cli/output_format.h"
 #include "core/error.h"
+#include "core/output_file.h"
 #include "exec/run_result_json.h"
+#include "exec/timeline.h"
 #include "workload/trace_io.h"
 
 namespace fusim::cli {
@@ -23,36 +24,25 @@ namespace {
 struct RunCmdOptions {
   std::string trace, timeline;
   BackendCmdOptions backend;
-  bool per_op = false;
+  bool per_op = true;  // as `fusim simulate`: the JSON results have the same keys
   OutputFormat format;
 };
 
-// Chrome trace-event JSON (chrome://tracing, ui.perfetto.dev): one process per ordering,
-// one thread per stream, one complete event ("ph":"X") per op, times in microseconds.
-void write_timeline(const std::string& path, const workload::Trace& trace,
-                    const backend::RunReport& report) {
+// The measured ops as a Chrome/Perfetto timeline, in the shape of `fusim simulate
+// --timeline` (exec/timeline.h): one process per ordering, one track per stream.
+void write_timeline(const std::string& path, const std::string& trace_file,
+                    const workload::Trace& trace, const std::vector<schedule::Schedule>& schedules,
+                    const backend::RunReport& report, const std::string& device) {
   nlohmann::json events = nlohmann::json::array();
   for (std::size_t k = 0; k < report.results.size(); ++k) {
     const auto& r = report.results[k];
-    events.push_back({{"name", "process_name"},
-                      {"ph", "M"},
-                      {"pid", k},
-                      {"args", {{"name", r.ordering + " (" + r.optimizer + ", " + r.impl + ")"}}}});
-    for (const auto& op : r.per_op) {
-      const std::string layer = op.layer >= 0 ? trace.layers[std::size_t(op.layer)].name : "";
-      events.push_back({{"name", op.kind + " " + layer},
-                        {"cat", op.kind},
-                        {"ph", "X"},
-                        {"ts", to_us(op.start)},
-                        {"dur", to_us(op.end - op.start)},
-                        {"pid", k},
-                        {"tid", op.stream},
-                        {"args", {{"step", op.step}, {"op", op.id}}}});
-    }
+    exec::append_timeline(events, static_cast<int>(k) + 1, trace,
+                          {exec::timeline_process_name(r), &r, &schedules[k], nullptr});
   }
-  std::ofstream out(path);
-  if (!out) throw InputError(path, "", "a writable file for --timeline");
-  out << nlohmann::json{{"traceEvents", events}, {"displayTimeUnit", "ms"}}.dump() << "\n";
+  write_file_atomically(
+      path,
+      exec::timeline_document(std::move(events), "fusim run", device, trace_file).dump() + "\n",
+      "--timeline");
 }
 
 void run_run(RunCmdOptions opt) {
@@ -63,17 +53,21 @@ void run_run(RunCmdOptions opt) {
                                                       plan.impl, be.run, be.mixed);
   be.run.progress = true;
   const auto report = backend::run_schedules(trace, schedules, plan.config, be.run);
-  if (!opt.timeline.empty()) write_timeline(opt.timeline, trace, report);
+  if (!opt.timeline.empty())
+    write_timeline(opt.timeline, opt.trace, trace, schedules, report, be.device);
 
   Table table({"ordering", "optimizer", "impl", "median ms", "p25 ms", "p75 ms", "IQR %", "speedup",
                "95% CI", "verdict"});
   nlohmann::json results = nlohmann::json::array(), speedups = nlohmann::json::array();
   for (std::size_t k = 0; k < report.results.size(); ++k) {
     const auto& r = report.results[k];
-    results.push_back(exec::to_json(r, opt.per_op));
+    nlohmann::json j = exec::to_json(r, opt.per_op);
+    // As in `fusim simulate --json`: the measured medians' ratio; null without eager.
+    j["speedup_vs_eager"] = nullptr;
     std::string speedup = "-", ci = "-", verdict = "-";
     if (!report.speedups.empty()) {
       const auto& s = report.speedups[k];
+      j["speedup_vs_eager"] = s.speedup;
       speedup = fmt::format("{:.3f}", s.speedup);
       ci = fmt::format("[{:.3f}, {:.3f}]", s.low, s.high);
       verdict = int(k) == report.baseline ? "baseline"
@@ -85,6 +79,7 @@ void run_run(RunCmdOptions opt) {
                           {"ci_high", s.high},
                           {"outside_noise", s.outside_noise()}});
     }
+    results.push_back(std::move(j));
     table.add_row({r.ordering, r.optimizer, r.impl, fmt::format("{:.3f}", to_ms(r.step_time)),
                    fmt::format("{:.3f}", to_ms(r.step_time_p25)),
                    fmt::format("{:.3f}", to_ms(r.step_time_p75)),
@@ -124,7 +119,9 @@ void add_run_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--timeline", opt->timeline,
                   "Write the measured ops as a Chrome/Perfetto trace-event JSON file");
-  cmd->add_flag("--per-op", opt->per_op, "Include every measured op's timing in --json");
+  cmd->add_flag("--per-op", opt->per_op,
+                "Include every measured op's timing in --json (the default, as in simulate)");
+  cmd->add_flag("!--no-per-op", opt->per_op, "Leave the per-op list out of --json");
   add_output_flags(cmd, opt->format);
   cmd->callback([opt] { run_run(*opt); });
 }

@@ -3,11 +3,11 @@
 #include <fmt/format.h>
 #include <chrono>
 #include <cstdio>
-#include <fstream>
 
 #include "cli/commands.h"
 #include "cli/output_format.h"
 #include "core/error.h"
+#include "core/output_file.h"
 #include "core/units.h"
 #include "exec/machine.h"
 #include "exec/run_result_json.h"
@@ -127,13 +127,16 @@ void run_simulate(const SimulateCmdOptions& opt) {
     j["speedup_vs_eager"] = speedup;
     results.push_back(std::move(j));
     if (!opt.timeline.empty())
-      exec::append_timeline(events, pid++, r.ordering, trace, run.schedule, run.detail);
+      exec::append_timeline(events, pid++, trace,
+                            {exec::timeline_process_name(r), &r, &run.schedule, &run.detail.dram});
   }
-  if (!opt.timeline.empty()) {
-    std::ofstream out(opt.timeline);
-    if (!out) throw InputError(opt.timeline, "", "a writable file for --timeline");
-    out << exec::timeline_document(std::move(events), machine.name, opt.trace).dump() << "\n";
-  }
+  if (!opt.timeline.empty())
+    write_file_atomically(
+        opt.timeline,
+        exec::timeline_document(std::move(events), "fusim simulate", machine.name, opt.trace)
+                .dump() +
+            "\n",
+        "--timeline");
   nlohmann::json doc = {{"machine", machine.name},
                         {"trace", opt.trace},
                         {"fidelity", opt.fidelity},
@@ -195,7 +198,8 @@ void add_simulate_command(CLI::App& app) {
                   "caches.LLC.size=32MiB, dram.channels=4 (repeatable)");
   cmd->add_option("--timeline", opt->timeline,
                   "Write a Chrome/Perfetto trace JSON (open in ui.perfetto.dev): a track per "
-                  "core group / GPU stream, ops as slices, DRAM bandwidth counter");
+                  "stream, ops as slices, DRAM bandwidth counter (the shape of `fusim run "
+                  "--timeline`)");
   cmd->add_flag("!--no-per-op", opt->per_op, "Leave the per-op list out of --json");
   add_output_flags(cmd, opt->format);
   cmd->callback([opt] { run_simulate(*opt); });

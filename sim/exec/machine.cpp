@@ -1,80 +1,96 @@
+// Reading a machine file into typed config (machine.h): every section checked here, once.
 #include "exec/machine.h"
 
 #include <fmt/format.h>
 #include <algorithm>
 #include <cstdlib>
-#include <filesystem>
 
 #include "core/error.h"
-#include "exec/simulator.h"
+#include "core/json_view.h"
+#include "core/preset.h"
+#include "core/units.h"
+#include "mem/dram/address_mapping.h"
+#include "mem/dram/scheduler.h"
 
 namespace fusim::exec {
 namespace {
-namespace fs = std::filesystem;
 
-std::vector<std::string> split_path(const std::string& path) {
-  std::vector<std::string> steps;
-  std::size_t start = 0;
-  while (true) {
-    auto dot = path.find('.', start);
-    steps.push_back(path.substr(start, dot == std::string::npos ? std::string::npos : dot - start));
-    if (dot == std::string::npos) break;
-    start = dot + 1;
+bool is_zero_size(const nlohmann::json& v) {
+  if (v.is_number_integer()) return v.get<std::int64_t>() == 0;
+  if (v.is_string()) return parse_bytes(v.get<std::string>()) == std::int64_t{0};
+  return false;
+}
+
+// The level names, sizes and sharing as written; the cache reader checks the rest.
+std::vector<CacheLevelSummary> read_level_summaries(const JsonView& top, compute::UnitKind kind,
+                                                    const std::string& kind_name) {
+  std::vector<CacheLevelSummary> out;
+  JsonView levels = top.at("caches").at("levels");
+  levels.require_array();
+  for (std::size_t i = 0; i < levels.size(); ++i) {
+    JsonView l = levels[i];
+    CacheLevelSummary s;
+    s.name = l.at("name").as_nonempty_string();
+    for (const auto& prev : out)
+      if (prev.name == s.name) l.at("name").fail_got("a level name used once");
+    s.size = l.at("size").as_bytes(/*allow_zero=*/true);
+    s.line = static_cast<int>(l.get_int("line", 64));
+    s.shared = l.at("shared").as_bool();
+    if (!out.empty() && out.back().shared && !s.shared)
+      l.at("shared").fail("true (a private level cannot sit below a shared one)");
+    out.push_back(s);
   }
-  return steps;
-}
-
-nlohmann::json parse_value(const std::string& text, const std::string& file,
-                           const std::string& path) {
-  try {
-    return nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error&) {
-    return text;  // 32MiB, frfcfs: a plain string
-  } catch (const nlohmann::json::out_of_range&) {
-    // A number beyond a double (2E800): found by fuzz_sweep_set (std::terminate before).
-    throw InputError(file, path,
-                     fmt::format("a number within the range of a double, got {}", text));
+  if (!out.empty()) {
+    const char* llc = kind == compute::UnitKind::Cpu ? "LLC" : "L2";
+    const auto& last = out.back();
+    if (!last.shared || last.name != llc)
+      levels[levels.size() - 1].at("name").fail(
+          fmt::format("the last level to be the shared \"{}\" on a {} machine", llc, kind_name));
   }
+  return out;
 }
 
-// An array of objects with a "name" member, searched by name.
-nlohmann::json* find_named(nlohmann::json& array, const std::string& name) {
-  if (!array.is_array()) return nullptr;
-  for (auto& e : array)
-    if (e.is_object() && e.contains("name") && e["name"] == name) return &e;
-  return nullptr;
+// The hierarchy the simulator builds from the "caches" section.
+cache::HierarchyConfig read_hierarchy(const nlohmann::json& document, const std::string& file,
+                                      compute::UnitKind kind) {
+  // A level of size 0 is a what-if "without this level" (caches.LLC.size=0): it is left out.
+  nlohmann::json caches = document.at("caches");
+  auto& levels = caches.at("levels");
+  nlohmann::json kept = nlohmann::json::array();
+  for (const auto& l : levels)
+    if (!l.is_object() || !l.contains("size") || !is_zero_size(l["size"])) kept.push_back(l);
+  if (kept.empty() && !levels.empty())
+    JsonView(document, file).at("caches").at("levels").fail("at least one level of non-zero size");
+  // GPU caches are write-validate unless the machine says otherwise: a store that covers a
+  // whole line allocates it without reading DRAM (lines are 4 x 32 B sectors, writes are
+  // sector granular with byte masks: Accel-Sim's Volta/Ampere L2 model, "lazy fetch on
+  // read", Khairy et al., ISCA 2020; NVIDIA's sector description, developer forums
+  // "Pascal L1 cache"). CPUs read the line for ownership first (write-allocate RFO).
+  if (kind == compute::UnitKind::Gpu)
+    for (auto& l : kept)
+      if (l.is_object() && !l.contains("write_validate")) l["write_validate"] = true;
+  levels = kept;
+  return cache::parse_hierarchy_config(JsonView(caches, file, "caches"));
 }
+
+// Main memory: the DRAM spec (preset plus overrides) with its scheduler and address mapping
+// checked now, or the fixed-latency stand-in.
+std::variant<dram::DramSpec, FixedLatency> read_memory(const JsonView& d) {
+  d.require_object();
+  if (d.at("preset").as_nonempty_string() == "fixed") {
+    d.reject_unknown_keys({"preset", "latency_ns", "bandwidth_gbps"});
+    return FixedLatency{ns(d.at("latency_ns").as_number_in(0, 1e6)),
+                        d.at("bandwidth_gbps").as_number_in(0, 1e6)};
+  }
+  dram::DramSpec spec = dram::load_dram_spec(d);
+  // What the DRAM system's constructor would refuse, refused here (the mapping string, the
+  // scheduler name), so that building it during a simulation cannot fail.
+  (void)dram::AddressMapping(spec, d.file(), "mapping");
+  (void)dram::make_scheduler(spec.ctrl, d.file());
+  return spec;
+}
+
 }  // namespace
-
-void apply_override(nlohmann::json& doc, const std::string& file, const Override& o) {
-  const auto& [path, value] = o;
-  auto steps = split_path(path);
-  for (const auto& s : steps)
-    if (s.empty())
-      throw InputError(file, path, "a dotted path of non-empty names (e.g. caches.LLC.size)");
-  nlohmann::json* node = &doc;
-  std::string walked;
-  for (std::size_t i = 0; i + 1 < steps.size(); ++i) {
-    const auto& s = steps[i];
-    nlohmann::json* next = nullptr;
-    if (node->is_object() && node->contains(s)) {
-      next = &(*node)[s];
-    } else if (node->is_object() && node->contains("levels")) {
-      next = find_named((*node)["levels"], s);  // caches.LLC -> caches.levels[name=LLC]
-    } else if (node->is_array()) {
-      next = find_named(*node, s);
-    }
-    if (!next || !(next->is_object() || next->is_array()))
-      throw InputError(file, path,
-                       fmt::format("a path to an existing field (\"{}\" does not name an "
-                                   "object{})",
-                                   s, walked.empty() ? "" : " in " + walked));
-    walked += walked.empty() ? s : "." + s;
-    node = next;
-  }
-  if (!node->is_object()) throw InputError(file, path, "a path whose parent is a JSON object");
-  (*node)[steps.back()] = parse_value(value, file, path);
-}
 
 std::int64_t Machine::last_level_bytes() const {
   for (auto it = cache_levels.rbegin(); it != cache_levels.rend(); ++it)
@@ -87,8 +103,7 @@ Machine parse_machine(nlohmann::json document, const std::string& file,
   for (const auto& o : overrides) apply_override(document, file, o);
   Machine m;
   m.file = file;
-  m.document = std::move(document);
-  JsonView top(m.document, file);
+  JsonView top(document, file);
   top.require_object();
   top.reject_unknown_keys({"name", "kind", "description", "sources", "compute", "caches", "dram"});
   m.name = top.at("name").as_nonempty_string();
@@ -106,38 +121,20 @@ Machine parse_machine(nlohmann::json document, const std::string& file,
     for (const auto& k : s->keys()) s->at(k).as_nonempty_string();
   }
   m.compute = compute::parse_compute_config(top.at("compute"), m.kind);
-
-  // The level names, sizes and sharing the executor needs; sim/mem/cache checks the rest.
-  JsonView levels = top.at("caches").at("levels");
-  levels.require_array();
-  for (std::size_t i = 0; i < levels.size(); ++i) {
-    JsonView l = levels[i];
-    CacheLevelSummary s;
-    s.name = l.at("name").as_nonempty_string();
-    for (const auto& prev : m.cache_levels)
-      if (prev.name == s.name) l.at("name").fail_got("a level name used once");
-    s.size = l.at("size").as_bytes(/*allow_zero=*/true);
-    s.line = static_cast<int>(l.get_int("line", 64));
-    s.shared = l.at("shared").as_bool();
-    if (!m.cache_levels.empty() && m.cache_levels.back().shared && !s.shared)
-      l.at("shared").fail("true (a private level cannot sit below a shared one)");
-    m.cache_levels.push_back(s);
-  }
-  if (!m.cache_levels.empty()) {
-    const char* llc = m.kind == compute::UnitKind::Cpu ? "LLC" : "L2";
-    const auto& last = m.cache_levels.back();
-    if (!last.shared || last.name != llc)
-      levels[levels.size() - 1].at("name").fail(
-          fmt::format("the last level to be the shared \"{}\" on a {} machine", llc, kind));
-  }
+  m.cache_levels = read_level_summaries(top, m.kind, kind);
   // GEMM/conv tiles are sized for the largest private level (oneDNN blocks for L2 on CPUs;
   // on GPUs the per-SM L1/shared memory holds the threadblock tiles).
   for (const auto& l : m.cache_levels)
     if (!l.shared) m.compute.blocking_bytes = std::max(m.compute.blocking_bytes, l.size);
   top.at("dram").require_object();
   top.at("dram").at("preset").as_nonempty_string();
-  check_memory_sections(m);  // the cache and DRAM readers check their sections now
+  m.caches = read_hierarchy(document, file, m.kind);
+  m.memory = read_memory(top.at("dram"));
   return m;
+}
+
+Machine parse_machine(const MachineDocument& document, const std::vector<Override>& overrides) {
+  return parse_machine(document.json, document.file, overrides);
 }
 
 std::string machines_dir() {
@@ -146,31 +143,16 @@ std::string machines_dir() {
 }
 
 std::vector<std::string> machine_presets() {
-  std::vector<std::string> names;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(machines_dir(), ec))
-    if (e.is_regular_file() && e.path().extension() == ".json")
-      names.push_back(e.path().stem().string());
-  std::sort(names.begin(), names.end());
-  return names;
+  return preset_names(machines_dir());
+}
+
+MachineDocument read_machine_document(const std::string& name_or_path) {
+  const std::string path = resolve_preset(name_or_path, {machines_dir()}, "machine");
+  return {load_json_file(path), path};
 }
 
 Machine load_machine(const std::string& name_or_path, const std::vector<Override>& overrides) {
-  std::string path = name_or_path;
-  bool looks_like_path =
-      name_or_path.find('/') != std::string::npos || fs::path(name_or_path).extension() == ".json";
-  if (!looks_like_path) {
-    path = (fs::path(machines_dir()) / (name_or_path + ".json")).string();
-    if (!fs::exists(path)) {
-      std::string known;
-      for (const auto& n : machine_presets()) known += (known.empty() ? "" : ", ") + n;
-      throw InputError(
-          fmt::format("unknown machine \"{}\": expected a preset name ({}) or a "
-                      "path to a machine JSON file",
-                      name_or_path, known));
-    }
-  }
-  return parse_machine(load_json_file(path), path, overrides);
+  return parse_machine(read_machine_document(name_or_path), overrides);
 }
 
 }  // namespace fusim::exec

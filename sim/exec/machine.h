@@ -1,21 +1,25 @@
 #pragma once
-// A machine model: compute units, the cache hierarchy and DRAM, read from a JSON file in
-// models/machines (format: models/machines/SCHEMA.md). The cache and DRAM sections are kept
-// as JSON and handed to their builders (sim/mem/cache, sim/mem/dram) with their file and
-// path, so their errors still name the machine file and the JSON path.
+// A machine model, read once from a JSON file in models/machines (format: models/machines/
+// SCHEMA.md) into typed config that mirrors the file section by section: compute units, the
+// cache hierarchy, and main memory (a DRAM system or a fixed-latency stand-in). Every input
+// error is raised while it is read, naming the file, the JSON path and the expectation;
+// engines take these structs and never read JSON or files (a sweep builds one per grid
+// point before its first simulation).
 #include <cstdint>
 #include <string>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "compute/compute_config.h"
-#include "core/json_view.h"
+#include "mem/cache/cache_config.h"
+#include "mem/dram/dram_spec.h"
 
 namespace fusim::exec {
 
-// One cache level as far as the executor needs it; the cache library reads the rest.
+// One cache level as written in the file (levels of size 0 included), for reports.
 struct CacheLevelSummary {
   std::string name;
   std::int64_t size = 0;
@@ -23,16 +27,25 @@ struct CacheLevelSummary {
   bool shared = false;
 };
 
+// {"preset": "fixed", "latency_ns", "bandwidth_gbps"}: an ideal memory for what-ifs and
+// hand-checkable tests (mem/cache/fixed_memory.h); bandwidth 0 is unlimited.
+struct FixedLatency {
+  Tick latency = 0;
+  double bandwidth_gbps = 0;  // GB/s (1e9 B/s)
+};
+
 struct Machine {
   std::string name;
   compute::UnitKind kind = compute::UnitKind::Cpu;
-  std::string file;         // where it was read from (messages, --json "machine")
-  nlohmann::json document;  // the JSON after overrides (re-readable, dumpable)
+  std::string file;  // where it was read from (messages, --json "machine")
   compute::ComputeConfig compute;
-  std::vector<CacheLevelSummary> cache_levels;  // outermost (L1) first
+  // The hierarchy the simulator builds, with the what-if rules applied: a level of size 0
+  // is left out (caches.LLC.size=0, "without an LLC"); GPU levels are write-validate unless
+  // the file says otherwise (machine.cpp cites why).
+  cache::HierarchyConfig caches;
+  std::vector<CacheLevelSummary> cache_levels;  // as written, outermost (L1) first
+  std::variant<dram::DramSpec, FixedLatency> memory;
 
-  JsonView caches() const { return JsonView(document.at("caches"), file, "caches"); }
-  JsonView dram() const { return JsonView(document.at("dram"), file, "dram"); }
   // Size of the last shared level (LLC on CPUs, L2 on GPUs); 0 when the machine has none.
   std::int64_t last_level_bytes() const;
 };
@@ -46,12 +59,22 @@ struct Machine {
 using Override = std::pair<std::string, std::string>;
 void apply_override(nlohmann::json& document, const std::string& file, const Override& o);
 
+// A machine file as read, before parsing: what overrides apply to. A sweep keeps one and
+// builds each grid point's Machine from it.
+struct MachineDocument {
+  nlohmann::json json;
+  std::string file;
+};
+
 // name_or_path: a preset name (file stem in models/machines, e.g. "h100-sxm5") or a path
-// to a JSON file. Overrides are applied to the raw JSON in order, before parsing.
-Machine load_machine(const std::string& name_or_path, const std::vector<Override>& overrides = {});
-// The same from a document already in memory (tests, sweeps); `file` names it in messages.
+// to a JSON file (resolve_preset, core/preset.h).
+MachineDocument read_machine_document(const std::string& name_or_path);
+// Applies the overrides to a copy of the document, in order, then reads it.
+Machine parse_machine(const MachineDocument& document, const std::vector<Override>& overrides = {});
 Machine parse_machine(nlohmann::json document, const std::string& file,
                       const std::vector<Override>& overrides = {});
+// read_machine_document + parse_machine.
+Machine load_machine(const std::string& name_or_path, const std::vector<Override>& overrides = {});
 
 // Folder of the bundled presets: $FUSIM_MACHINES if set, else <source>/models/machines.
 std::string machines_dir();

@@ -1,22 +1,20 @@
 #pragma once
-// The memory side of a machine as the simulator builds it: the cache hierarchy config (with
-// the what-if rules: a level of size 0 is left out; GPU levels are write-validate) and main
-// memory (the DRAM controller, or the fixed-latency stub).
+// The memory side of a machine as the simulator builds it from the typed config: main
+// memory (the DRAM system, or the fixed-latency stand-in) and the bandwidth the analytic
+// GEMM re-reads queue on.
 #include <memory>
 
 #include "core/event_queue.h"
 #include "exec/machine.h"
-#include "mem/cache/cache_config.h"
 #include "mem/memory_port.h"
 
 namespace fusim::exec {
 
-// Main memory of a machine: the DRAM controller, or {"preset": "fixed", "latency_ns",
-// "bandwidth_gbps"} (an ideal memory for what-ifs and hand-checkable tests).
+// The DRAM system (one lookahead wake-up for all channels, dram_system.h) or a
+// FixedLatencyMemory. Cannot fail: parse_machine checked everything it reads.
 std::unique_ptr<mem::MemoryPort> make_main_memory(const Machine& machine, EventQueue& queue);
-// The hierarchy of a machine; levels of size 0 are left out (what-if "no LLC").
-cache::HierarchyConfig hierarchy_config(const Machine& machine);
-// Checks the caches and dram sections with their own readers (load_machine calls it).
-void check_memory_sections(const Machine& machine);
+
+// Bytes per picosecond long sequential streams sustain on main memory; 0 = unlimited.
+double streaming_bytes_per_ps(const Machine& machine);
 
 }  // namespace fusim::exec

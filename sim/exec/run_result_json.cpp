@@ -1,6 +1,15 @@
 #include "exec/run_result_json.h"
 
 namespace fusim::exec {
+namespace {
+// Values an executor does not know (kUnknown, a rate of -1) are null, never a number.
+nlohmann::json known(std::int64_t v) {
+  return v < 0 ? nlohmann::json(nullptr) : nlohmann::json(v);
+}
+nlohmann::json known_rate(double v) {
+  return v < 0 ? nlohmann::json(nullptr) : nlohmann::json(v);
+}
+}  // namespace
 
 nlohmann::json to_json(const RunResult& r, bool with_per_op) {
   nlohmann::json j;
@@ -14,11 +23,11 @@ nlohmann::json to_json(const RunResult& r, bool with_per_op) {
   j["step_time_p75_ms"] = to_ms(r.step_time_p75);
   auto& steps = j["step_times_ms"] = nlohmann::json::array();
   for (Tick t : r.step_times) steps.push_back(to_ms(t));
-  j["dram_bytes"] = r.dram_bytes;
-  j["llc_hit_rate"] = r.llc_hit_rate;
+  j["dram_bytes"] = known(r.dram_bytes);
+  j["llc_hit_rate"] = known_rate(r.llc_hit_rate);
   auto& levels = j["hit_rates"] = nlohmann::json::object();  // level name -> rate
   for (const auto& level : r.hit_rates) levels[level.level] = level.hit_rate;
-  j["peak_memory_bytes"] = r.peak_memory_bytes;
+  j["peak_memory_bytes"] = known(r.peak_memory_bytes);
   if (with_per_op) {
     auto& ops = j["per_op"] = nlohmann::json::array();
     for (const auto& op : r.per_op) {
@@ -29,7 +38,7 @@ nlohmann::json to_json(const RunResult& r, bool with_per_op) {
                      {"stream", op.stream},
                      {"start_us", to_us(op.start)},
                      {"end_us", to_us(op.end)},
-                     {"dram_bytes", op.dram_bytes}});
+                     {"dram_bytes", known(op.dram_bytes)}});
     }
   }
   return j;

@@ -7,7 +7,8 @@
 
 namespace fusim::exec {
 
-// Times in the JSON are milliseconds (step) and microseconds (per op), as doubles.
+// Times in the JSON are milliseconds (step) and microseconds (per op), as doubles; values
+// the executor does not know are null.
 nlohmann::json to_json(const RunResult& result, bool with_per_op = true);
 
 }  // namespace fusim::exec

@@ -15,21 +15,9 @@ Fidelity parse_fidelity_name(const std::string& name) {
   throw InputError(fmt::format("--fidelity: expected \"line\" or \"block\", got \"{}\"", name));
 }
 
-namespace {
-Tick percentile(std::vector<Tick> v, int pct) {
-  std::sort(v.begin(), v.end());
-  // Nearest-rank on the sorted samples; the median of an even count is the lower middle.
-  std::size_t idx = (v.size() - 1) * static_cast<std::size_t>(pct) / 100;
-  return v[idx];
-}
-}  // namespace
-
 void Simulator::fill_result(SimulationDetail& out) {
   RunResult& r = out.result;
-  r.executor = "sim";
-  r.ordering = std::string(schedule::to_string(schedule_.ordering));
-  r.optimizer = schedule_.optimizer;
-  r.impl = std::string(schedule::to_string(schedule_.impl));
+  r = result_header(schedule_, "sim");
   r.peak_memory_bytes = schedule_.peak.total;
 
   Tick end = 0;
@@ -71,11 +59,7 @@ void Simulator::fill_result(SimulationDetail& out) {
     to = &last;
     times.push_back(last.time - from->time);
   }
-  r.steps_measured = static_cast<int>(times.size());
-  r.step_times = times;
-  r.step_time = percentile(times, 50);
-  r.step_time_p25 = percentile(times, 25);
-  r.step_time_p75 = percentile(times, 75);
+  set_step_times(r, std::move(times));
   r.dram_bytes = (to->dram - from->dram) / std::max(1, r.steps_measured);
   cache::HierarchyStats delta = to->cache - from->cache;
   for (const auto& level : delta.levels) {
@@ -89,25 +73,13 @@ void Simulator::fill_result(SimulationDetail& out) {
     out.last_level = delta.levels.back().name;
   }
 
+  r.per_op.reserve(ops_.size());
   for (std::size_t i = 0; i < ops_.size(); ++i) {
-    const auto& op = schedule_.ops[i];
     const auto& s = ops_[i];
-    OpTiming t;
-    t.id = op.id;
-    t.kind = std::string(schedule::to_string(op.kind));
-    t.layer = op.layer;
-    t.step = op.step;
-    t.stream = op.stream;
-    t.start = s.start;
-    t.end = s.end;
-    t.dram_bytes = s.dram_bytes;
-    r.per_op.push_back(t);
-    out.op_lane.push_back(s.lane);
-    out.op_units.push_back(static_cast<int>(s.cores.size()));
+    r.per_op.push_back(op_timing(schedule_.ops[i], s.start, s.end, s.dram_bytes,
+                                 static_cast<int>(s.cores.size())));
   }
-  out.lane_names = lane_names_;
-  out.dram_bucket = tap_->bucket();
-  out.dram_bytes_per_bucket = tap_->per_bucket();
+  out.dram = {tap_->bucket(), tap_->per_bucket()};
   out.events = static_cast<std::int64_t>(queue_.executed());
 }
 

@@ -24,19 +24,20 @@
 //    Concurrent ops (another stream or core group) contend in the shared cache level, in
 //    the MSHRs of shared levels and in the DRAM controller.
 //  - Cache contents persist across ops and steps. GPU cache levels are write-validate (a
-//    store covering a whole line reads nothing from DRAM; machine_memory.h), CPU levels
+//    store covering a whole line reads nothing from DRAM; machine.cpp), CPU levels
 //    read for ownership.
 //  - Fidelity: line (every 64 B line) or block (e.g. 4 KiB units, for sweeps); a block miss
 //    takes the MSHRs of the lines it covers (sim/mem/cache/hierarchy.h), and chunks and
 //    cores are cut at whole units, so both describe the same machine (tests/exec/
 //    test_fidelity.cpp states the measured agreement).
-// Steps. Step s lasts from the start of its first forward op (in issue order) to the start
-// of step s+1's first forward op; the first `warmup_steps` are excluded, and so is the last
-// step when nothing follows it (forward-fused: the final flush of pending updates), and
+// Steps. Step s lasts from the start of its first forward op (in issue order,
+// schedule::step_openers) to the start of step s+1's; the first `warmup_steps` are excluded, and so
+// is the last step when nothing follows it (forward-fused: the final flush of pending updates), and
 // with forward-mode layers also step `warmup_steps` when steps allow (its window runs the
 // first updates ever, the optimizer state's compulsory misses), by
-// subtracting stats snapshots taken at those boundaries. Deterministic: same inputs, same
-// result.
+// subtracting stats snapshots taken at those boundaries. The step time is
+// summarize_steps() of the measured steps (run_result.h), as for measured runs.
+// Deterministic: same inputs, same result.
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -64,13 +65,9 @@ struct SimOptions {
 // Extra outputs for timelines and detailed reports.
 struct SimulationDetail {
   RunResult result;
-  std::vector<std::string> lane_names;  // track of each op: per_op[i] -> op_lane[i]
-  std::vector<int> op_lane;
-  std::vector<int> op_units;                        // cores/SMs each op ran on
-  Tick dram_bucket = 0;                             // width of the DRAM byte counters below
-  std::vector<std::int64_t> dram_bytes_per_bucket;  // bytes sent to DRAM per bucket
-  std::int64_t events = 0;                          // events executed (speed reports)
-  std::string last_level;                           // "LLC" or "L2"
+  DramSeries dram;          // bytes sent to DRAM per 1 us bucket (the timeline's counter)
+  std::int64_t events = 0;  // events executed (speed reports)
+  std::string last_level;   // "LLC" or "L2"
 };
 
 RunResult simulate(const workload::Trace& trace, const schedule::Schedule& schedule,

@@ -5,8 +5,6 @@
 
 #include "core/error.h"
 #include "core/units.h"
-#include "mem/cache/fixed_memory.h"
-#include "mem/dram/dram_system.h"
 
 namespace fusim::exec {
 
@@ -14,13 +12,6 @@ namespace {
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
   return (a + b - 1) / b;
 }
-
-// Share of a DRAM system's peak bandwidth that long sequential read streams sustain under
-// FR-FCFS with open rows: refresh alone takes tRFC/tREFI (350 ns / 7.8 us = 4.5% on 16 Gb
-// DDR4, JESD79-4), row switches and read/write turnarounds the rest; STREAM on DDR4/DDR5
-// servers reaches 80-90% of peak (e.g. McCalpin's STREAM results; Intel's Xeon 8380
-// reference ~ 170 of 204.8 GB/s). Used only for the analytic GEMM re-reads.
-constexpr double kStreamingEfficiency = 0.85;
 
 // Bytes of [0, total) that chunk `chunk` of `chunks` covers, on `unit` boundaries.
 std::pair<std::int64_t, std::int64_t> chunk_slice(std::int64_t total, int chunk, int chunks,
@@ -64,7 +55,7 @@ Simulator::Simulator(const workload::Trace& trace, const schedule::Schedule& sch
       machine_(machine),
       options_(options),
       gpu_(machine.kind == compute::UnitKind::Gpu) {
-  cache::HierarchyConfig config = hierarchy_config(machine);
+  cache::HierarchyConfig config = machine.caches;
   config.block_bytes = options.block_bytes;
   auto fidelity =
       options.fidelity == Fidelity::Line ? cache::Fidelity::Line : cache::Fidelity::Block;
@@ -75,11 +66,7 @@ Simulator::Simulator(const workload::Trace& trace, const schedule::Schedule& sch
   caches_->attach_memory(queue_, *tap_);
   for (const auto& level : config.levels) level_bytes_.push_back(level.size_bytes);
   reread_stats_.resize(config.levels.size());
-  if (auto* dram = dynamic_cast<dram::DramSystem*>(memory_.get())) {
-    memory_bytes_per_ps_ = dram->peak_bandwidth_bytes_per_s() * kStreamingEfficiency * 1e-12;
-  } else {
-    memory_bytes_per_ps_ = machine.dram().at("bandwidth_gbps").as_number_in(0, 1e6) * 1e-3;
-  }
+  memory_bytes_per_ps_ = streaming_bytes_per_ps(machine);
 
   const auto& sops = schedule.ops;
   ops_.resize(sops.size());
@@ -92,15 +79,6 @@ Simulator::Simulator(const workload::Trace& trace, const schedule::Schedule& sch
   lanes_.resize(static_cast<std::size_t>(lanes));
   lane_head_.assign(lanes_.size(), 0);
   lane_busy_.assign(lanes_.size(), false);
-  for (int l = 0; l < lanes; ++l) {
-    if (gpu_) {
-      lane_names_.push_back(fmt::format("stream {}", l));
-    } else {
-      int first = l * machine.compute.threads_per_op;
-      lane_names_.push_back(
-          fmt::format("cores {}-{}", first, first + machine.compute.threads_per_op - 1));
-    }
-  }
   Tick host = 0;  // GPU: the launching host thread, in issue order
   const Tick d = machine.compute.dispatch_overhead, L = machine.compute.launch_latency;
   for (std::size_t i = 0; i < sops.size(); ++i) {
@@ -125,12 +103,7 @@ Simulator::Simulator(const workload::Trace& trace, const schedule::Schedule& sch
     sm_free_.assign(static_cast<std::size_t>(units), true);
     free_sms_ = units;
   }
-  first_forward_.assign(static_cast<std::size_t>(std::max(1, schedule.steps)), -1);
-  for (const auto& op : sops) {
-    if (op.step < 0 || op.step >= static_cast<int>(first_forward_.size())) continue;
-    int& f = first_forward_[static_cast<std::size_t>(op.step)];
-    if (op.kind == schedule::OpKind::Forward && f < 0) f = op.id;
-  }
+  first_forward_ = schedule::step_openers(schedule);
   boundaries_.resize(first_forward_.size());
   boundary_taken_.assign(first_forward_.size(), false);
   progress_every_ = std::max<std::size_t>(1, sops.size() / 200);

@@ -74,7 +74,6 @@ class Simulator {
   std::vector<std::vector<int>> lanes_;  // op ids per lane, issue order
   std::vector<std::size_t> lane_head_;   // next op of each lane not yet started
   std::vector<bool> lane_busy_;
-  std::vector<std::string> lane_names_;
   std::vector<bool> sm_free_;  // GPU
   int free_sms_ = 0, running_kernels_ = 0;
   std::vector<int> first_forward_;    // op that opens each step

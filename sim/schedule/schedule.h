@@ -133,6 +133,11 @@ struct ScheduleOptions {
 // file) throw InputError.
 Schedule build_schedule(const workload::Trace& trace, const ScheduleOptions& options);
 
+// Where each step begins, for both executors (the simulator's boundary snapshots, the
+// backend's iterations): for s in [0, steps), the id of the first forward op of step s in
+// issue order, or -1 when step s has none (a schedule without forward ops).
+std::vector<int> step_openers(const Schedule& schedule);
+
 // Proves a schedule correct against the trace, independently of the builder (check.cpp).
 // Empty: valid. Otherwise one message per violation, naming the edge, e.g.
 // "missing edge U#40 (U fc1, step 0) -> F#52 (F fc1, step 1): F reads fc1.weight while

@@ -27,9 +27,10 @@ class Evaluator {
   // Rejects unknown ordering or optimizer names (InputError naming the option).
   virtual void check_choices(const std::vector<std::string>& orderings,
                              const std::vector<std::string>& optimizers) const = 0;
-  // Builds the point's machine and trace without simulating; throws InputError naming the
-  // bad path or value. Called for every point before any simulation starts.
-  virtual void check_point(const PointSetup& point) const = 0;
+  // Builds the point's machine and trace without simulating, and may keep them for run();
+  // throws InputError naming the bad path or value. Called for every point, from one
+  // thread, before any simulation starts.
+  virtual void check_point(const PointSetup& point) = 0;
   // The machine's cache level names, first to last: the sweep's hit_rate.<level> columns
   // (a --set changes a level's fields, never which levels there are).
   virtual std::vector<std::string> cache_levels() const = 0;

@@ -2,11 +2,11 @@
 
 #include <fmt/format.h>
 #include <filesystem>
+#include <optional>
 #include <set>
 
 #include "core/error.h"
 #include "exec/simulate.h"
-#include "exec/simulator.h"  // check_memory_sections: the executor's own check of a machine
 #include "networks/networks.h"
 #include "workload/trace_io.h"
 
@@ -30,7 +30,9 @@ std::string describe(const PointSetup& point) {
 }  // namespace
 
 SimEvaluator::SimEvaluator(const Study& study, SimSweepOptions options)
-    : options_(std::move(options)), base_(exec::load_machine(options_.machine)) {
+    : options_(std::move(options)),
+      document_(exec::read_machine_document(options_.machine)),
+      base_(exec::parse_machine(document_)) {
   const Grid& grid = study.grid();
   std::vector<std::int64_t> batches;
   if (auto b = grid.batch_axis())
@@ -102,11 +104,23 @@ void SimEvaluator::check_choices(const std::vector<std::string>&,
   // Done by the constructor: every ordering and optimizer has had its schedule built.
 }
 
-exec::Machine SimEvaluator::machine_at(const PointSetup& point) const {
+namespace {
+std::vector<exec::Override> overrides_of(const PointSetup& point) {
   std::vector<exec::Override> overrides;
   for (const auto& [path, value] : point.machine_overrides)
     overrides.emplace_back(path, value_text(value));
-  return exec::parse_machine(base_.document, base_.file, overrides);
+  return overrides;
+}
+
+std::string machine_key(const PointSetup& point) {
+  std::string key;
+  for (const auto& [path, value] : overrides_of(point)) key += path + '=' + value + '\n';
+  return key;
+}
+}  // namespace
+
+exec::Machine SimEvaluator::build_machine(const PointSetup& point) const {
+  return exec::parse_machine(document_, overrides_of(point));
 }
 
 SimEvaluator::TraceKey SimEvaluator::trace_key(const PointSetup& point) const {
@@ -119,12 +133,12 @@ std::vector<std::string> SimEvaluator::cache_levels() const {
   return names;
 }
 
-void SimEvaluator::check_point(const PointSetup& point) const {
+void SimEvaluator::check_point(const PointSetup& point) {
   try {
-    exec::Machine machine = machine_at(point);
-    // What the simulator's builders will read, read now: a bad cache or DRAM value fails
-    // here instead of after hours of other points.
-    exec::check_memory_sections(machine);
+    // Every value is read now: a bad cache or DRAM value fails here instead of after
+    // hours of other points.
+    const std::string key = machine_key(point);
+    if (!machines_.count(key)) machines_.emplace(key, build_machine(point));
   } catch (const InputError& e) {
     std::string where = describe(point);
     if (where.empty()) throw;  // no --set: the machine itself is at fault, as it says
@@ -137,7 +151,12 @@ exec::RunResult SimEvaluator::run(const PointSetup& point, const std::string& or
   const workload::Trace& trace = traces_.at(trace_key(point));
   const schedule::Schedule& schedule =
       schedules_.at(ScheduleKey{point.trace, point.batch.value_or(-1), ordering, optimizer});
-  exec::Machine machine = machine_at(point);
+  const auto it = machines_.find(machine_key(point));
+  // Points are checked (and their machines built) first; a caller that did not gets the
+  // same machine built here.
+  std::optional<exec::Machine> built;
+  const exec::Machine& machine =
+      it != machines_.end() ? it->second : built.emplace(build_machine(point));
   exec::SimOptions so;
   so.fidelity = exec::parse_fidelity_name(options_.fidelity);
   so.warmup_steps = options_.warmup_steps;

@@ -34,7 +34,9 @@ class SimEvaluator : public Evaluator {
 
   void check_choices(const std::vector<std::string>& orderings,
                      const std::vector<std::string>& optimizers) const override;
-  void check_point(const PointSetup& point) const override;
+  // Builds the point's machine from the base machine's document and the point's --set
+  // values, and keeps it: run() reads no file and parses nothing.
+  void check_point(const PointSetup& point) override;
   std::vector<std::string> cache_levels() const override;
   exec::RunResult run(const PointSetup& point, const std::string& ordering,
                       const std::string& optimizer) const override;
@@ -43,11 +45,13 @@ class SimEvaluator : public Evaluator {
   using TraceKey = std::pair<std::size_t, std::int64_t>;  // --trace index, batch
   using ScheduleKey = std::tuple<std::size_t, std::int64_t, std::string, std::string>;
 
-  exec::Machine machine_at(const PointSetup& point) const;
+  exec::Machine build_machine(const PointSetup& point) const;
   TraceKey trace_key(const PointSetup& point) const;
 
   SimSweepOptions options_;
-  exec::Machine base_;
+  exec::MachineDocument document_;                 // the --machine file as read, before overrides
+  exec::Machine base_;                             // parsed without overrides
+  std::map<std::string, exec::Machine> machines_;  // by the point's overrides, check_point
   std::map<TraceKey, workload::Trace> traces_;
   std::map<ScheduleKey, schedule::Schedule> schedules_;
 };

@@ -64,7 +64,7 @@ PointSetup Study::setup(const GridPoint& point) const {
   return setup;
 }
 
-void Study::check(const Evaluator& evaluator) const {
+void Study::check(Evaluator& evaluator) const {
   evaluator.check_choices(orderings_, optimizers_);
   for (std::size_t p = 0; p < grid_.size(); ++p) evaluator.check_point(setup(grid_.point(p)));
 }

@@ -40,7 +40,7 @@ class Study {
 
   PointSetup setup(const GridPoint& point) const;
   // Checks the names and every grid point's machine and trace (no simulation).
-  void check(const Evaluator& evaluator) const;
+  void check(Evaluator& evaluator) const;
   UnitRows run_unit(const Evaluator& evaluator, std::size_t unit) const;
 
  private:

@@ -2,6 +2,7 @@
 
 #include "core/error.h"
 #include "core/json_view.h"
+#include "core/preset.h"
 #include "core/table.h"
 #include "core/time.h"
 #include "core/units.h"
@@ -34,7 +35,8 @@ TEST_CASE("a clock converts cycles to picoseconds exactly") {
 }
 
 TEST_CASE("json errors name the file, the path and the expectation") {
-  auto doc = parse_json_text(R"({"layers":[{"attrs":{"stride":0}}], "size":"12parsecs"})", "t.json");
+  auto doc =
+      parse_json_text(R"({"layers":[{"attrs":{"stride":0}}], "size":"12parsecs"})", "t.json");
   JsonView root(doc, "t.json");
   auto stride = root.at("layers")[0].at("attrs").at("stride");
   CHECK(stride.path() == "layers[0].attrs.stride");
@@ -62,4 +64,18 @@ TEST_CASE("tables align numeric columns to the right and quote CSV") {
   Table c({"a", "b"});
   c.add_row({"x,y", "say \"hi\""});
   CHECK(c.to_csv() == "a,b\n\"x,y\",\"say \"\"hi\"\"\"\n");
+}
+
+TEST_CASE("one rule tells preset names from paths, and resolves names in preset folders") {
+  CHECK(fusim::looks_like_path("my/box"));
+  CHECK(fusim::looks_like_path("box.json"));
+  CHECK_FALSE(fusim::looks_like_path("h100-sxm5"));
+  const std::string dir = FUSIM_SOURCE_DIR "/models/machines";
+  CHECK(fusim::resolve_preset("box.json", {dir}, "machine") == "box.json");
+  CHECK(fusim::resolve_preset("h100-sxm5", {"/nonexistent", dir}, "machine") ==
+        dir + "/h100-sxm5.json");
+  CHECK_THROWS_WITH(fusim::resolve_preset("h1000", {dir}, "machine"),
+                    Catch::Contains("unknown machine \"h1000\": expected a preset name (") &&
+                        Catch::Contains("h100-sxm5, ") &&
+                        Catch::Contains(") or a path to a machine JSON file"));
 }

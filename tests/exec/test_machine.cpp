@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "core/error.h"
+#include "core/time.h"
 #include "exec/machine.h"
 
 using namespace fusim;
@@ -70,8 +71,9 @@ TEST_CASE("overrides set one field by dotted path, cache levels by name") {
                           {"dram.scheduler", "fcfs"},
                           {"compute.threads_per_op", "2"}});
   CHECK(m.last_level_bytes() == 32 * 1024 * 1024);
-  CHECK(m.document["dram"]["channels"] == 4);
-  CHECK(m.document["dram"]["scheduler"] == "fcfs");
+  const auto& dram = std::get<dram::DramSpec>(m.memory);
+  CHECK(dram.org.channels == 4);
+  CHECK(dram.ctrl.scheduler == "fcfs");
   CHECK(m.compute.threads_per_op == 2);
   CHECK(m.compute.max_concurrent_kernels == 1);
   auto z = parse_machine(tiny_cpu(), "m.json", {{"caches.LLC.size", "0"}});
@@ -102,4 +104,35 @@ TEST_CASE("bad machines and overrides are InputErrors naming file and path") {
       load_machine("no-such-machine"),
       Catch::Contains("unknown machine \"no-such-machine\"") && Catch::Contains("h100-sxm5"));
   CHECK_THROWS_WITH(load_machine("/nonexistent/m.json"), Catch::Contains("/nonexistent/m.json"));
+}
+
+TEST_CASE("a machine is typed config: caches, a DRAM spec or a fixed memory, read at load") {
+  auto m = parse_machine(tiny_cpu(), "m.json");
+  const auto& spec = std::get<dram::DramSpec>(m.memory);
+  CHECK(spec.standard == "DDR4");
+  CHECK(spec.data_rate_mts == 3200);
+  CHECK(spec.org.channels == 1);
+  REQUIRE(m.caches.levels.size() == 2);
+  CHECK(m.caches.levels[1].name == "LLC");
+  CHECK(m.caches.levels[1].size_bytes == 4096);
+  CHECK(m.caches.file == "m.json");
+  // A level of size 0 is left out of the hierarchy, not out of the levels as written.
+  auto z = parse_machine(tiny_cpu(), "m.json", {{"caches.LLC.size", "0"}});
+  CHECK(z.caches.levels.size() == 1);
+  CHECK(z.cache_levels.size() == 2);
+  auto fixed = tiny_cpu();
+  fixed["dram"] = {{"preset", "fixed"}, {"latency_ns", 50}, {"bandwidth_gbps", 100}};
+  const auto f = std::get<exec::FixedLatency>(parse_machine(fixed, "m.json").memory);
+  CHECK(f.latency == ns(50));
+  CHECK(f.bandwidth_gbps == 100);
+  fixed["dram"]["channels"] = 2;
+  CHECK_THAT(error_of(fixed), Catch::Contains("m.json: dram.channels: expected one of the known"));
+}
+
+TEST_CASE("what the DRAM system would refuse is refused when the machine is read") {
+  CHECK_THAT(error_of(tiny_cpu(), {{"dram.scheduler", "fifo"}}),
+             Catch::Contains("m.json: scheduler: expected one of \"fcfs\"") &&
+                 Catch::Contains("got \"fifo\""));
+  CHECK_THAT(error_of(tiny_cpu(), {{"dram.mapping", "RoBaCo"}}),
+             Catch::Contains("m.json: mapping") && Catch::Contains("Ch"));
 }

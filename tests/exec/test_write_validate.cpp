@@ -5,7 +5,6 @@
 
 #include "core/json_view.h"
 #include "exec/machine.h"
-#include "exec/machine_memory.h"
 #include "mem/cache/fixed_memory.h"
 #include "mem/cache/hierarchy.h"
 
@@ -80,12 +79,11 @@ TEST_CASE("a write-validate miss completes at first-level latency, without memor
 }
 
 TEST_CASE("GPU machines get write-validate caches unless a level says otherwise") {
-  auto gpu = exec::hierarchy_config(exec::load_machine("a100-sxm4-80gb", {}));
+  auto gpu = exec::load_machine("a100-sxm4-80gb", {}).caches;
   for (const auto& level : gpu.levels) CHECK(level.write_validate);
-  auto cpu = exec::hierarchy_config(exec::load_machine("xeon-8380-ddr4", {}));
+  auto cpu = exec::load_machine("xeon-8380-ddr4", {}).caches;
   for (const auto& level : cpu.levels) CHECK_FALSE(level.write_validate);
-  auto off = exec::hierarchy_config(
-      exec::load_machine("a100-sxm4-80gb", {{"caches.L2.write_validate", "false"}}));
+  auto off = exec::load_machine("a100-sxm4-80gb", {{"caches.L2.write_validate", "false"}}).caches;
   CHECK(off.levels[0].write_validate);
   CHECK_FALSE(off.levels[1].write_validate);
 }

@@ -28,7 +28,7 @@ class FakeEvaluator : public Evaluator {
         throw InputError("--ordering", "", "eager, backward-fused or forward-fused, got " + o);
   }
 
-  void check_point(const PointSetup& point) const override {
+  void check_point(const PointSetup& point) override {
     for (const auto& [path, value] : point.machine_overrides)
       if (path != "caches.L2.size" && path != "dram.channels")
         throw InputError("fake-machine", path, "a field of the machine model");
