@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <cmath>
 
+#include "backend/layer_functions.h"
 #include "core/error.h"
 #include "workload/cost.h"
 
@@ -28,45 +29,32 @@ double fan_in(const workload::Shape& weight) {
   return f;
 }
 
-// softmax(q k^T / sqrt(d)) v per head, as torch.nn.functional.scaled_dot_product_attention
-// computes it without a fused kernel: [N,S,E] -> [N,h,S,d], scores [N,h,S,S].
-// Grouped-query attention (issue 20): each of the kv key/value heads serves h/kv query
-// heads, repeated as Hugging Face's repeat_kv does ([N, kv, S, d] -> [N, h, S, d]).
+// softmax(q k^T / sqrt(d)) v per head with the scores materialized, as Megatron's
+// CoreAttention and torch's math path compute it; grouped-query attention (issue 20): each of
+// the kv key/value heads serves heads/kv query heads (Hugging Face's repeat_kv order). A
+// custom autograd function (layer_functions.h) keeps what the memory model says: q, k, v,
+// the softmax output, with dropout its bool mask and the dropped copy.
 at::Tensor attention(const Layer& layer, const at::Tensor& q, const at::Tensor& k,
                      const at::Tensor& v, at::Generator& gen) {
-  const auto n = q.size(0), s = q.size(1), e = q.size(2), h = layer.attrs.heads;
-  const auto kv = workload::kv_heads_of(layer.attrs), sk = k.size(1);
-  const auto d = e / h, dv = v.size(2) / kv;
-  auto split = [&](const at::Tensor& x, std::int64_t len, std::int64_t heads, std::int64_t size) {
-    auto t = x.reshape({n, len, heads, size}).transpose(1, 2);
-    return heads == h ? t : t.repeat_interleave(h / heads, 1);
-  };
-  auto scores =
-      at::matmul(split(q, s, h, d), split(k, sk, kv, d).transpose(-2, -1)) / std::sqrt(double(d));
-  if (layer.attrs.causal) {
-    auto mask = at::ones({s, sk}, q.options().dtype(at::kBool)).triu(1);
-    scores = scores.masked_fill(mask, -std::numeric_limits<double>::infinity());
+  const auto h = layer.attrs.heads, kv = workload::kv_heads_of(layer.attrs);
+  const double p = layer.attrs.p;
+  at::Tensor keep;
+  if (p > 0) {
+    const std::vector<std::int64_t> scores{q.size(0), h, q.size(1), k.size(1)};
+    keep = q.is_cpu()
+               ? at::empty(scores, at::kFloat).bernoulli_(1 - p, gen).to(at::kBool)
+               : at::empty(scores, q.options().dtype(at::kFloat)).bernoulli_(1 - p).to(at::kBool);
   }
-  auto probs = at::softmax(scores, -1);
-  if (layer.attrs.p > 0 && !q.is_cpu()) {
-    probs = at::dropout(probs, layer.attrs.p, true);
-  } else if (layer.attrs.p > 0) {
-    auto keep = at::empty(probs.sizes(), at::kFloat).bernoulli_(1 - layer.attrs.p, gen);
-    probs = probs * keep.to(probs.options()) / (1 - layer.attrs.p);
-  }
-  return at::matmul(probs, split(v, sk, kv, dv)).transpose(1, 2).reshape({n, s, h * dv});
+  return attention_function(q, k, v, h, kv, layer.attrs.causal, p, keep);
 }
 
 // --- LLM ops (issue 20) ---
 // RMSNorm as Hugging Face's LlamaRMSNorm computes it: in float32, then back to the input
-// dtype, times the weight (libtorch 1.13 has no at::rms_norm).
+// dtype, times the weight (libtorch 1.13 has no at::rms_norm); keeping x and rstd only, as a
+// fused RMSNorm does (layer_functions.h).
 at::Tensor rms_norm(const Layer& layer, const at::Tensor& x, const at::Tensor& weight) {
-  std::vector<std::int64_t> dims;
-  for (std::size_t i = 0; i < layer.attrs.normalized_shape.size(); ++i)
-    dims.push_back(-1 - std::int64_t(i));
-  auto x32 = x.to(at::kFloat);
-  auto y = (x32 * at::rsqrt(x32.pow(2).mean(dims, true) + layer.attrs.eps)).to(x.scalar_type());
-  return weight.defined() ? y * weight : y;
+  return rms_norm_function(x, weight, layer.attrs.eps,
+                           std::int64_t(layer.attrs.normalized_shape.size()));
 }
 
 // Rotary embedding, rotate-half form (Megatron-core apply_rotary_pos_emb, HF
@@ -85,11 +73,12 @@ at::Tensor rope(const Layer& layer, const at::Tensor& x) {
   return (t * cos + rotated * sin).reshape({n, s, h * d});
 }
 
-// Megatron-core's swiglu: silu of the first half of the last dim times the second half.
+// Megatron-core's swiglu: silu of the first half of the last dim times the second half,
+// keeping its input only (SwiGLUFunction; layer_functions.h).
 at::Tensor swiglu(const at::Tensor& x) {
-  auto halves = x.chunk(2, -1);
-  return at::silu(halves[0]) * halves[1];
+  return swiglu_function(x);
 }
+
 // A batch-norm buffer by its role ("bn1.running_mean"); undefined when the trace has none
 // (then batch_norm keeps no running stats, as nn.BatchNorm2d(track_running_stats=False)).
 at::Tensor buffer(const Layer& layer, const LayerTensors& t, std::string_view role) {
@@ -249,8 +238,9 @@ at::Tensor layer_forward(const Layer& layer, const std::vector<at::Tensor>& in, 
       // F.dropout in training: keep with probability 1-p, scale kept values by 1/(1-p).
       if (a.p == 0) return in[0] * 1.0;
       if (!in[0].is_cpu()) return at::dropout(in[0], a.p, true);  // device generator
-      auto keep = at::empty(in[0].sizes(), at::kFloat).bernoulli_(1 - a.p, gen);
-      return in[0] * keep.to(in[0].options()) / (1 - a.p);
+      // A bool mask (1 byte per element, what native_dropout keeps), not a float one.
+      auto keep = at::empty(in[0].sizes(), at::kFloat).bernoulli_(1 - a.p, gen).to(at::kBool);
+      return in[0] * keep.to(in[0].device()) / (1 - a.p);
     }
     case OpKind::ScaledDotProductAttention:
       return attention(layer, in[0], in[1], in[2], gen);

@@ -3,15 +3,20 @@
 // autograd with detached boundaries that lets U_i run right after B_i (backward-fused) or
 // right before F_i of the next step (forward-fused).
 //
-//   F_i  inputs of layer i are detached copies of its producers' outputs (leaves that
-//        require grad), so the autograd graph of a step is cut into one graph per layer;
+//   F_i  inputs of layer i are detached copies of its producers' outputs behind a boundary
+//        node, so the autograd graph of a step is cut into one graph per layer;
 //   L    the loss layer's forward and the seed of backward (d loss / d logits);
-//   Bx   torch::autograd::grad(out_i, input leaves, grad_out_i): gradients of the inputs,
-//        summed into the producers' grad_out (a fan-out adds up, as autograd does);
-//   Bw   torch::autograd::grad(out_i, params_i, grad_out_i): the weight gradients;
+//   Bx   the autograd engine from out_i's grad_fn with grad_out_i, capturing the gradients at
+//        the input boundaries: summed into the producers' grad_out (a fan-out adds up);
+//   Bw   the same, capturing at params_i: the weight gradients;
+// Memory as PyTorch's autograd holds it (issue 20): a layer keeps only the graph edges of its
+// output and input boundaries, not the tensors, so an activation lives exactly as long as
+// some graph saved it (or a consumer's forward still needs it), and grads die at their U
+// (set_to_none).
 //   U_i  the optimizer update of layer i with the latest grads (LayerOptimizer).
 // A layer whose schedule has no separate Bw op computes its weight gradients in Bx.
 #include <ATen/ATen.h>
+#include <torch/csrc/autograd/edge.h>
 #include <memory>
 #include <vector>
 
@@ -58,11 +63,17 @@ class TrainingState {
   std::vector<int> backward_parts_;  // B ops (Bx, Bw, L) per layer and step
   int sink_ = -1;                    // the loss layer
 
-  // Per-step activations: the graph of layer i lives from F_i until its backward is done.
-  std::vector<at::Tensor> out_;                  // output of F_i (with its graph)
-  std::vector<std::vector<at::Tensor>> leaves_;  // detached inputs of F_i
-  std::vector<at::Tensor> grad_out_;             // d loss / d out_i, summed over consumers
+  // Per-step activations: the graph of layer i lives from F_i until its backward is done,
+  // held by the edge of its output's grad_fn; the output tensor itself only until its
+  // consumers' forwards ran (the loss's until its backward).
+  std::vector<at::Tensor> out_;                             // output of F_i
+  std::vector<torch::autograd::Edge> root_;                 // out_i's grad_fn
+  std::vector<std::vector<torch::autograd::Edge>> inputs_;  // F_i's input boundaries
+  std::vector<at::Tensor> grad_out_;  // d loss / d out_i, summed over consumers
   std::vector<int> backward_parts_left_;
+  std::vector<int> consumers_;       // layers reading out_i, per step
+  std::vector<int> consumers_left_;  // of those, the ones whose F has not run yet
+  at::Tensor anchor_;  // an empty leaf that requires grad: the boundaries' autograd input
 };
 
 }  // namespace fusim::backend
