@@ -1,6 +1,7 @@
 #pragma once
-// What `fusim run` and `fusim validate` execute: the orderings named on the command line,
-// each built into a schedule long enough for the run's warm-up, blocks and final flush.
+// What `fusim run` and `fusim validate` execute: the orderings named on the command line
+// (schedule::parse_orderings), each built into a schedule long enough for the run's
+// warm-up, blocks and final flush.
 #include <string>
 #include <vector>
 
@@ -10,13 +11,11 @@
 
 namespace fusim::backend {
 
-// "all" -> eager, backward-fused, forward-fused; else a comma-separated list of names
-// (eager, backward-fused, forward-fused, mixed). Unknown names throw InputError.
-std::vector<schedule::Ordering> parse_orderings(const std::string& text);
-
-// One schedule per ordering. `mixed_file` is the per-layer file of `mixed` (mixed.h), read
-// as `fusim schedule/simulate --mixed` read it: mixed without it, a file that is missing or
-// invalid, or a file given without mixed among the orderings throw InputError.
+// One schedule per ordering (schedule::build_schedules, schedule/request.h), with the
+// run's steps and, on CUDA, updates on a side stream. `mixed_file` is the per-layer file
+// of `mixed`, read as `fusim schedule/simulate --mixed` read it: mixed without it, a file
+// that is missing or invalid, or a file given without mixed among the orderings throw
+// InputError.
 std::vector<schedule::Schedule> build_run_schedules(
     const workload::Trace& trace, const std::vector<schedule::Ordering>& orderings,
     const std::string& optimizer, schedule::OptimizerImpl impl, const RunOptions& options,

@@ -4,7 +4,7 @@
 #include <fmt/format.h>
 
 #include "backend/run_plan.h"
-#include "core/error.h"
+#include "schedule/request.h"
 
 namespace fusim::cli {
 
@@ -29,11 +29,8 @@ BackendPlan resolve_backend_options(BackendCmdOptions& opt) {
   opt.run.device = opt.device;
   backend::check_device(opt.device);  // before any work: a clear one-line error
   BackendPlan plan;
-  plan.orderings = backend::parse_orderings(opt.ordering);
-  const auto impl = schedule::parse_optimizer_impl(opt.impl);
-  if (!impl)
-    throw InputError(fmt::format("--impl: expected loop, foreach or fused, got \"{}\"", opt.impl));
-  plan.impl = *impl;
+  plan.orderings = schedule::parse_orderings(opt.ordering);
+  plan.impl = schedule::parse_impl_option(opt.impl);
   plan.config = backend::optimizer_config(opt.optimizer);
   return plan;
 }

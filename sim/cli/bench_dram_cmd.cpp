@@ -3,7 +3,7 @@
 // time other processes hold the cores),
 // on the scenarios DRAMsim3 is usually timed with (DDR4-3200, one channel, random and
 // stream traces) and on an HBM3 stack (32 pseudo-channels). Trace generation is not timed.
-// The replay drives the controllers directly by default (DramSystem::replay_direct);
+// The replay drives the controllers directly by default (DirectReplay);
 // --driver events times the event-driven replay (a wake-up event per channel), whose
 // commands are the same, to show what the event queue costs; --driver lookahead the same
 // with one lookahead wake-up for all channels, as simulate drives a machine's DRAM.

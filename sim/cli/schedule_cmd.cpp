@@ -8,7 +8,7 @@
 #include "core/error.h"
 #include "core/units.h"
 #include "schedule/optimizer.h"
-#include "schedule/schedule.h"
+#include "schedule/request.h"
 #include "workload/trace_io.h"
 
 namespace fusim::cli {
@@ -16,7 +16,7 @@ namespace {
 using namespace fusim::schedule;
 
 struct ScheduleCmdOptions {
-  std::string trace, ordering, optimizer = "adam", impl = "foreach", mixed;
+  std::string trace, ordering = "all", optimizer = "adam", impl = "foreach", mixed;
   int steps = 0;
   bool gpu_streams = false;
   // Issue 20: the memory model's precision, sharding, grad buffer and attention.
@@ -51,74 +51,58 @@ nlohmann::json tensors_json(const Schedule& s) {
   return tensors;
 }
 
-void run_schedule(const ScheduleCmdOptions& opt) {
-  auto trace = workload::load_trace(opt.trace);
-  ScheduleOptions options;
-  auto ordering = parse_ordering(opt.ordering);
-  if (!ordering)
-    throw InputError(fmt::format(
-        "--ordering: expected eager, backward-fused, forward-fused or mixed, got \"{}\"",
-        opt.ordering));
-  auto impl = parse_optimizer_impl(opt.impl);
-  if (!impl)
-    throw InputError(fmt::format("--impl: expected loop, foreach or fused, got \"{}\"", opt.impl));
-  if (!opt.mixed.empty() && *ordering != Ordering::Mixed)
-    throw InputError("--mixed: only with --ordering mixed");
-  options.ordering = *ordering;
-  options.optimizer = opt.optimizer;
-  options.impl = *impl;
-  options.steps = opt.steps;
-  options.mixed_file = opt.mixed;
-  options.gpu_streams = opt.gpu_streams;
-  options.memory.mixed_precision = opt.mixed_precision;
-  options.memory.optimizer_shards = opt.optimizer_shards;
-  auto grad_buffer = parse_grad_buffer(opt.grad_buffer);
-  if (!grad_buffer)
-    throw InputError(fmt::format("--grad-buffer: expected per-tensor or persistent, got \"{}\"",
-                                 opt.grad_buffer));
-  options.memory.grad_buffer = *grad_buffer;
-  auto attention = parse_attention_memory(opt.attention);
-  if (!attention)
-    throw InputError(
-        fmt::format("--attention: expected flash or materialized, got \"{}\"", opt.attention));
-  options.memory.attention = *attention;
-  Schedule s = build_schedule(trace, options);
-  auto problems = check_schedule(trace, s);
-  // A built schedule the checker rejects is a bug in fusim, not bad input.
-  FUSIM_ASSERT(problems.empty(), "the checker rejects the built schedule: " + problems.front());
-
+// One schedule as JSON (the tensors for scripts/plot_memory.py) and as tables.
+nlohmann::json schedule_json(const workload::Trace& trace, const Schedule& s) {
   nlohmann::json ops = nlohmann::json::array();
-  Table table({"id", "kind", "layer", "step", "stream", "deps", "kernels", "passes", "MFLOP"});
-  for (const auto& op : s.ops) {
-    const std::string& layer = trace.layers[std::size_t(op.layer)].name;
+  for (const auto& op : s.ops)
     ops.push_back({{"id", op.id},
                    {"kind", std::string(to_string(op.kind))},
-                   {"layer", layer},
+                   {"layer", trace.layers[std::size_t(op.layer)].name},
                    {"step", op.step},
                    {"stream", op.stream},
                    {"deps", op.deps}});
-    table.add_row({std::to_string(op.id), std::string(to_string(op.kind)), layer,
-                   std::to_string(op.step), std::to_string(op.stream),
-                   fmt::format("{}", fmt::join(op.deps, ",")), std::to_string(op.kernels),
-                   std::to_string(op.passes.size()),
-                   fmt::format("{:.3f}", double(op.flops) / 1e6)});
+  return {{"ordering", std::string(to_string(s.ordering))},
+          {"optimizer", s.optimizer},
+          {"impl", std::string(to_string(s.impl))},
+          {"steps", s.steps},
+          {"ops", ops},
+          {"tensors", tensors_json(s)},
+          {"peak_memory_bytes", s.peak.total},
+          {"peak_by_category", peak_json(s.peak)},
+          {"peak_reserved_bytes", s.peak.reserved},
+          {"max_grad_bytes", s.peak.max_grads},
+          {"grads_at_step_boundary_bytes", s.peak.grads_at_step_boundary},
+          {"checker", "ok"}};
+}
+
+// The op table; with `ordering_column` (several orderings in one CSV) each row names it.
+void add_op_rows(Table& table, const workload::Trace& trace, const Schedule& s,
+                 bool ordering_column) {
+  for (const auto& op : s.ops) {
+    std::vector<std::string> row{std::to_string(op.id),
+                                 std::string(to_string(op.kind)),
+                                 trace.layers[std::size_t(op.layer)].name,
+                                 std::to_string(op.step),
+                                 std::to_string(op.stream),
+                                 fmt::format("{}", fmt::join(op.deps, ",")),
+                                 std::to_string(op.kernels),
+                                 std::to_string(op.passes.size()),
+                                 fmt::format("{:.3f}", double(op.flops) / 1e6)};
+    if (ordering_column) row.insert(row.begin(), std::string(to_string(s.ordering)));
+    table.add_row(std::move(row));
   }
-  nlohmann::json json = {{"ordering", std::string(to_string(s.ordering))},
-                         {"optimizer", s.optimizer},
-                         {"impl", std::string(to_string(s.impl))},
-                         {"steps", s.steps},
-                         {"ops", ops},
-                         {"tensors", tensors_json(s)},
-                         {"peak_memory_bytes", s.peak.total},
-                         {"peak_by_category", peak_json(s.peak)},
-                         {"peak_reserved_bytes", s.peak.reserved},
-                         {"max_grad_bytes", s.peak.max_grads},
-                         {"grads_at_step_boundary_bytes", s.peak.grads_at_step_boundary},
-                         {"checker", "ok"}};
-  if (opt.format.json || opt.format.csv) {
-    print_result(opt.format, json, table);
-    return;
-  }
+}
+
+std::vector<std::string> op_columns(bool ordering_column) {
+  std::vector<std::string> c{"id",   "kind",    "layer",  "step", "stream",
+                             "deps", "kernels", "passes", "MFLOP"};
+  if (ordering_column) c.insert(c.begin(), "ordering");
+  return c;
+}
+
+void print_text(const workload::Trace& trace, const Schedule& s) {
+  Table table(op_columns(false));
+  add_op_rows(table, trace, s, false);
   Table memory({"category", "bytes at peak", "size"});
   auto row = [&](const char* name, std::int64_t bytes) {
     memory.add_row({name, std::to_string(bytes), format_bytes(bytes)});
@@ -137,13 +121,59 @@ void run_schedule(const ScheduleCmdOptions& opt) {
              to_string(s.ordering), s.optimizer, to_string(s.impl), s.steps,
              s.steps == 1 ? "" : "s", s.ops.size(), table.to_text(), memory.to_text());
 }
+
+void run_schedule(const ScheduleCmdOptions& opt) {
+  const auto orderings = parse_orderings(opt.ordering);
+  auto trace = workload::load_trace(opt.trace);
+  ScheduleRequest request;
+  request.optimizer = opt.optimizer;
+  request.impl = parse_impl_option(opt.impl);
+  request.steps = opt.steps;
+  request.mixed_file = opt.mixed;
+  request.gpu_streams = opt.gpu_streams;
+  request.memory.mixed_precision = opt.mixed_precision;
+  request.memory.optimizer_shards = opt.optimizer_shards;
+  auto grad_buffer = parse_grad_buffer(opt.grad_buffer);
+  if (!grad_buffer)
+    throw InputError(fmt::format("--grad-buffer: expected per-tensor or persistent, got \"{}\"",
+                                 opt.grad_buffer));
+  request.memory.grad_buffer = *grad_buffer;
+  auto attention = parse_attention_memory(opt.attention);
+  if (!attention)
+    throw InputError(
+        fmt::format("--attention: expected flash or materialized, got \"{}\"", opt.attention));
+  request.memory.attention = *attention;
+  const std::vector<Schedule> schedules = build_schedules(trace, orderings, request);
+  for (const auto& s : schedules) {
+    auto problems = check_schedule(trace, s);
+    // A built schedule the checker rejects is a bug in fusim, not bad input.
+    FUSIM_ASSERT(problems.empty(), "the checker rejects the built schedule: " + problems.front());
+  }
+  // One ordering: the object (and table) of that schedule; several: a JSON array of them,
+  // and one table whose rows name their ordering.
+  const bool several = schedules.size() > 1;
+  nlohmann::json json = nlohmann::json::array();
+  Table table(op_columns(several));
+  for (const auto& s : schedules) {
+    json.push_back(schedule_json(trace, s));
+    add_op_rows(table, trace, s, several);
+  }
+  if (opt.format.json || opt.format.csv) {
+    print_result(opt.format, several ? json : json.front(), table);
+    return;
+  }
+  for (std::size_t i = 0; i < schedules.size(); ++i) {
+    if (i > 0) fmt::print("\n");
+    print_text(trace, schedules[i]);
+  }
+}
 }  // namespace
 
 void add_schedule_command(CLI::App& app) {
   auto opt = std::make_shared<ScheduleCmdOptions>();
   auto* cmd = app.add_subcommand(
       "schedule",
-      "Build one ordering of a training step as an op DAG, prove it with the dependency\n"
+      "Build each ordering of a training step as an op DAG, prove it with the dependency\n"
       "checker, and print its ops in issue order (kind, layer, step, stream, deps, kernels,\n"
       "memory passes, FLOPs) and its peak memory split by category.\n"
       "Ops: F forward, L loss (forward + seed of backward), Bx input gradient, Bw weight\n"
@@ -159,8 +189,10 @@ void add_schedule_command(CLI::App& app) {
       "grads are freed after their U (set_to_none), so backward-fused frees each grad at\n"
       "once and forward-fused keeps the grads of step t alive into step t+1.");
   cmd->add_option("--trace", opt->trace, "Trace JSON file (traces/SCHEMA.md)")->required();
-  cmd->add_option("--ordering", opt->ordering, "eager | backward-fused | forward-fused | mixed")
-      ->required();
+  cmd->add_option("--ordering", opt->ordering,
+                  "all | comma-separated eager,backward-fused,forward-fused,mixed (mixed: with "
+                  "--mixed); several: one schedule after the other (--json: an array)")
+      ->capture_default_str();
   cmd->add_option("--optimizer", opt->optimizer, "One of: " + optimizer_names())
       ->capture_default_str();
   cmd->add_option("--impl", opt->impl,

@@ -6,6 +6,7 @@
 
 #include "cli/commands.h"
 #include "cli/output_format.h"
+#include "core/compare.h"
 #include "core/error.h"
 #include "core/output_file.h"
 #include "core/units.h"
@@ -13,7 +14,7 @@
 #include "exec/run_result_json.h"
 #include "exec/simulate.h"
 #include "exec/timeline.h"
-#include "schedule/schedule.h"
+#include "schedule/request.h"
 #include "workload/trace_io.h"
 
 namespace fusim::cli {
@@ -31,50 +32,29 @@ struct SimulateCmdOptions {
   OutputFormat format;
 };
 
-std::vector<schedule::Ordering> orderings_of(const std::string& name) {
-  if (name == "all")
-    return {schedule::Ordering::Eager, schedule::Ordering::BackwardFused,
-            schedule::Ordering::ForwardFused};
-  auto o = schedule::parse_ordering(name);
-  if (!o)
-    throw InputError(fmt::format(
-        "--ordering: expected eager, backward-fused, forward-fused, mixed or all, got \"{}\"",
-        name));
-  if (*o == schedule::Ordering::Eager) return {*o};
-  return {schedule::Ordering::Eager, *o};  // eager is the baseline of the speedup
-}
-
-std::int64_t bytes_option(const std::string& flag, const std::string& text) {
-  auto b = parse_bytes(text);
-  if (!b || *b <= 0)
-    throw InputError(fmt::format("{}: expected a byte size such as 4KiB, got \"{}\"", flag, text));
-  return *b;
-}
-
 std::string fixed(double v, int digits) {
   return fmt::format("{:.{}f}", v, digits);
 }
 
 void run_simulate(const SimulateCmdOptions& opt) {
+  // Eager always runs: the baseline of the speedups.
+  const auto orderings = schedule::with_eager_baseline(schedule::parse_orderings(opt.ordering));
+  schedule::check_mixed_option(orderings, opt.mixed);
   std::vector<exec::Override> overrides;
-  for (const auto& s : opt.sets) {
-    auto eq = s.find('=');
-    if (eq == std::string::npos || eq == 0)
-      throw InputError(fmt::format("--set: expected PATH=VALUE, got \"{}\"", s));
-    overrides.emplace_back(s.substr(0, eq), s.substr(eq + 1));
-  }
+  for (const auto& s : opt.sets) overrides.push_back(exec::parse_override(s));
   const exec::Machine machine = exec::load_machine(opt.machine, overrides);
   const workload::Trace trace = workload::load_trace(opt.trace);
-  auto impl = schedule::parse_optimizer_impl(opt.impl);
-  if (!impl)
-    throw InputError(fmt::format("--impl: expected loop, foreach or fused, got \"{}\"", opt.impl));
-  if (!opt.mixed.empty() && opt.ordering != "mixed")
-    throw InputError("--mixed: only with --ordering mixed");
+  schedule::ScheduleRequest request;
+  request.optimizer = opt.optimizer;
+  request.impl = schedule::parse_impl_option(opt.impl);
+  request.steps = opt.steps;
+  request.mixed_file = opt.mixed;
+  request.gpu_streams = machine.kind == compute::UnitKind::Gpu;
 
   exec::SimOptions sim;
   sim.fidelity = exec::parse_fidelity_name(opt.fidelity);
-  sim.block_bytes = bytes_option("--block", opt.block);
-  sim.chunk_bytes = bytes_option("--chunk", opt.chunk);
+  sim.block_bytes = parse_size_option("--block", opt.block);
+  sim.chunk_bytes = parse_size_option("--chunk", opt.chunk);
   sim.warmup_steps = opt.warmup;
   const auto wall_start = std::chrono::steady_clock::now();
   std::string label;
@@ -93,16 +73,9 @@ void run_simulate(const SimulateCmdOptions& opt) {
     schedule::Schedule schedule;
   };
   std::vector<Run> runs;
-  for (auto ordering : orderings_of(opt.ordering)) {
-    schedule::ScheduleOptions so;
-    so.ordering = ordering;
-    so.optimizer = opt.optimizer;
-    so.impl = *impl;
-    so.steps = opt.steps;
-    so.mixed_file = opt.mixed;
-    so.gpu_streams = machine.kind == compute::UnitKind::Gpu;
+  for (auto ordering : orderings) {
     Run run;
-    run.schedule = schedule::build_schedule(trace, so);
+    run.schedule = schedule::build_schedule(trace, schedule::schedule_options(ordering, request));
     label = std::string(schedule::to_string(ordering));
     run.detail = exec::simulate_detailed(trace, run.schedule, machine, sim);
     runs.push_back(std::move(run));
@@ -119,12 +92,12 @@ void run_simulate(const SimulateCmdOptions& opt) {
   int pid = 1;
   for (const auto& run : runs) {
     const auto& r = run.detail.result;
-    double speedup = r.step_time > 0 ? static_cast<double>(eager) / r.step_time : 0.0;
-    table.add_row({r.ordering, r.optimizer, r.impl, fixed(to_ms(r.step_time), 3), fixed(speedup, 3),
-                   fixed(r.dram_bytes / 1e6, 1), fixed(r.llc_hit_rate * 100, 1),
+    const double vs_eager = speedup(eager, r.step_time);
+    table.add_row({r.ordering, r.optimizer, r.impl, fixed(to_ms(r.step_time), 3),
+                   fixed(vs_eager, 3), fixed(r.dram_bytes / 1e6, 1), fixed(r.llc_hit_rate * 100, 1),
                    fixed(r.peak_memory_bytes / 1e6, 1)});
     nlohmann::json j = exec::to_json(r, opt.per_op);
-    j["speedup_vs_eager"] = speedup;
+    j["speedup_vs_eager"] = vs_eager;
     results.push_back(std::move(j));
     if (!opt.timeline.empty())
       exec::append_timeline(events, pid++, trace,
@@ -167,8 +140,8 @@ void add_simulate_command(CLI::App& app) {
                   "...) or path to a machine JSON")
       ->required();
   cmd->add_option("--ordering", opt->ordering,
-                  "eager | backward-fused | forward-fused | mixed | all (eager is always run "
-                  "as the speedup baseline)")
+                  "all | comma-separated eager,backward-fused,forward-fused,mixed (mixed: with "
+                  "--mixed); eager is always run as the speedup baseline")
       ->capture_default_str();
   cmd->add_option("--mixed", opt->mixed, "Per-layer ordering JSON for --ordering mixed");
   cmd->add_option("--optimizer", opt->optimizer,

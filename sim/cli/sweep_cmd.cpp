@@ -11,6 +11,7 @@
 #include "cli/output_format.h"
 #include "core/error.h"
 #include "core/table.h"
+#include "schedule/request.h"
 #include "sweep/result_file.h"
 #include "sweep/run_study.h"
 #include "sweep/sim_evaluator.h"
@@ -20,8 +21,7 @@ namespace fusim::cli {
 namespace {
 
 struct SweepCommandOptions {
-  std::vector<std::string> traces, sets, orderings{"eager", "backward-fused", "forward-fused"},
-      optimizers{"adam"};
+  std::vector<std::string> traces, sets, orderings{"all"}, optimizers{"adam"};
   sweep::SimSweepOptions sim;
   int jobs = 0;
   std::string output;
@@ -35,7 +35,11 @@ void run_sweep(const SweepCommandOptions& o) {
   if (o.jobs < 0) throw InputError("--jobs", "", fmt::format("a count >= 1, got {}", o.jobs));
   std::vector<sweep::Axis> axes;
   for (const std::string& spec : o.sets) axes.push_back(sweep::parse_axis(spec));
-  sweep::Study study(sweep::Grid(o.traces, std::move(axes)), o.orderings, o.optimizers);
+  // --ordering in the grammar of every command (schedule/request.h); repeated options join.
+  std::string orderings;
+  for (const auto& part : o.orderings) orderings += (orderings.empty() ? "" : ",") + part;
+  sweep::Study study(sweep::Grid(o.traces, std::move(axes)),
+                     schedule::ordering_names(schedule::parse_orderings(orderings)), o.optimizers);
   if (!o.output.empty()) sweep::format_for_path(o.output);  // a bad name fails before work
 
   // Every trace, schedule and grid point's machine is checked before the first simulation.
@@ -115,9 +119,11 @@ void add_sweep_command(CLI::App& app) {
       "dram.preset=ddr4-3200,ddr5-5600,hbm3  dram.scheduler=fcfs,frfcfs,stream-aware),\n"
       "or batch=16,32,64 for zoo networks. Sizes take KiB/MiB/GiB. Repeatable; the\n"
       "grid is the cross product, the last --set varying fastest");
-  cmd->add_option("--ordering", o->orderings, "Comma list of eager, backward-fused, forward-fused")
-      ->delimiter(',')
+  cmd->add_option("--ordering", o->orderings,
+                  "all | comma-separated eager,backward-fused,forward-fused,mixed (mixed: with "
+                  "--mixed); eager is always simulated, the speedup baseline")
       ->capture_default_str();
+  cmd->add_option("--mixed", o->sim.mixed, "Per-layer ordering JSON for --ordering mixed");
   cmd->add_option("--optimizer", o->optimizers, "Comma list of optimizers (sgd, adam, adamw, ...)")
       ->delimiter(',')
       ->capture_default_str();

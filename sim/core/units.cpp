@@ -1,9 +1,11 @@
 #include "core/units.h"
 
+#include <fmt/format.h>
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
-#include <fmt/format.h>
+
+#include "core/error.h"
 
 namespace fusim {
 
@@ -20,12 +22,18 @@ std::optional<std::int64_t> parse_bytes(std::string_view text) {
   for (char c : text.substr(i))
     if (c != ' ') unit += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   double scale = 0;
-  if (unit.empty() || unit == "b") scale = 1;
-  else if (unit == "kib" || unit == "kb" || unit == "k") scale = 1024.0;
-  else if (unit == "mib" || unit == "mb" || unit == "m") scale = 1024.0 * 1024;
-  else if (unit == "gib" || unit == "gb" || unit == "g") scale = 1024.0 * 1024 * 1024;
-  else if (unit == "tib" || unit == "tb" || unit == "t") scale = 1024.0 * 1024 * 1024 * 1024;
-  else return std::nullopt;
+  if (unit.empty() || unit == "b")
+    scale = 1;
+  else if (unit == "kib" || unit == "kb" || unit == "k")
+    scale = 1024.0;
+  else if (unit == "mib" || unit == "mb" || unit == "m")
+    scale = 1024.0 * 1024;
+  else if (unit == "gib" || unit == "gb" || unit == "g")
+    scale = 1024.0 * 1024 * 1024;
+  else if (unit == "tib" || unit == "tb" || unit == "t")
+    scale = 1024.0 * 1024 * 1024 * 1024;
+  else
+    return std::nullopt;
   double bytes = value * scale;
   if (bytes > 9.0e18 || bytes != std::floor(bytes)) return std::nullopt;
   return static_cast<std::int64_t>(bytes);
@@ -39,6 +47,14 @@ std::string format_bytes(std::int64_t bytes) {
     ++u;
   }
   return fmt::format("{}{}", bytes, units[u]);
+}
+
+std::int64_t parse_size_option(const std::string& option, const std::string& text) {
+  const auto b = parse_bytes(text);
+  if (!b || *b <= 0)
+    throw InputError(
+        fmt::format("{}: expected a size such as 64, 4KiB or 1GiB, got \"{}\"", option, text));
+  return *b;
 }
 
 }  // namespace fusim

@@ -11,6 +11,10 @@ namespace fusim {
 // nullopt when malformed, negative, fractional bytes, or overflowing int64.
 std::optional<std::int64_t> parse_bytes(std::string_view text);
 
+// A size given on the command line (--block 4KiB, --footprint 1GiB): a positive byte count,
+// else InputError "--block: expected a size such as 64, 4KiB or 1GiB, got \"x\"".
+std::int64_t parse_size_option(const std::string& option, const std::string& text);
+
 // "48KiB" for 49152; exact binary unit when divisible, else plain bytes.
 std::string format_bytes(std::int64_t bytes);
 

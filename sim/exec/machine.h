@@ -58,6 +58,8 @@ struct Machine {
 // is rejected later by the strict reader if the format does not know it.
 using Override = std::pair<std::string, std::string>;
 void apply_override(nlohmann::json& document, const std::string& file, const Override& o);
+// "PATH=VALUE" as given to --set; InputError "--set: expected PATH=VALUE, got ..." else.
+Override parse_override(const std::string& text);
 
 // A machine file as read, before parsing: what overrides apply to. A sweep keeps one and
 // builds each grid point's Machine from it.

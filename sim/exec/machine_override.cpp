@@ -71,4 +71,11 @@ void apply_override(nlohmann::json& doc, const std::string& file, const Override
   (*node)[steps.back()] = parse_value(value, file, path);
 }
 
+Override parse_override(const std::string& text) {
+  const auto eq = text.find('=');
+  if (eq == std::string::npos || eq == 0)
+    throw InputError(fmt::format("--set: expected PATH=VALUE, got \"{}\"", text));
+  return {text.substr(0, eq), text.substr(eq + 1)};
+}
+
 }  // namespace fusim::exec

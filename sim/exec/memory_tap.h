@@ -19,6 +19,7 @@ class MemoryTap final : public mem::MemoryPort {
   void send(const mem::MemRequest& r) override;
   void set_completion(Completion c) override { memory_.set_completion(std::move(c)); }
   void set_retry(std::function<void()> retry) override { memory_.set_retry(std::move(retry)); }
+  void request_retry() override { memory_.request_retry(); }
 
   // Bytes served by main memory outside the controller (GEMM re-reads timed by a bandwidth
   // model, see simulator.cpp): counted like sent bytes, nothing is forwarded.

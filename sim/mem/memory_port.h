@@ -1,7 +1,8 @@
 #pragma once
 // The boundary between the cache hierarchy and main memory, in DRAMsim3's shape:
 // ask will_accept, then send; completion arrives through the callback at the tick the data
-// is back. A sender that was refused waits for the retry callback instead of polling: the
+// is back. A sender that was refused says so (request_retry) and waits for the retry
+// callback instead of polling: the
 // memory knows the tick room frees, and a sender polling on its own clock would both miss
 // that tick and keep the memory from running ahead (an event every clock while it is full).
 // Both the DRAM controller and the fixed-latency stub implement it.
@@ -26,13 +27,16 @@ class MemoryPort {
  public:
   using Completion = std::function<void(const MemRequest&, Tick done)>;
   virtual ~MemoryPort() = default;
+  // Whether `request` fits now; asking changes nothing.
   virtual bool will_accept(const MemRequest& request) const = 0;
   virtual void send(const MemRequest& request) = 0;  // at the event queue's now()
   virtual void set_completion(Completion completion) = 0;
   // Called once, from an event at the first tick a refused request may fit (an entry of
-  // the memory's queues freed), after will_accept refused; a request that still does not
-  // fit is refused again and arms it again.
+  // the memory's queues freed), after request_retry(); a sender whose request still does
+  // not fit asks again.
   virtual void set_retry(std::function<void()> retry) = 0;
+  // A sender that will_accept refused waits for the retry callback.
+  virtual void request_retry() = 0;
 };
 
 }  // namespace fusim::mem

@@ -3,11 +3,11 @@
 #include <fmt/format.h>
 #include <filesystem>
 #include <optional>
-#include <set>
 
 #include "core/error.h"
 #include "exec/simulate.h"
 #include "networks/networks.h"
+#include "schedule/request.h"
 #include "workload/trace_io.h"
 
 namespace fusim::sweep {
@@ -46,18 +46,18 @@ SimEvaluator::SimEvaluator(const Study& study, SimSweepOptions options)
                      fmt::format("at least --warmup + 2 = {} (warm-up, a measured step, and the "
                                  "step that holds forward-fused's final flush), got {}",
                                  options_.warmup_steps + 2, options_.steps));
-  auto impl = schedule::parse_optimizer_impl(options_.impl);
-  if (!impl)
-    throw InputError("--impl", "", fmt::format("loop, foreach or fused, got {}", options_.impl));
-  std::vector<schedule::Ordering> orderings;
-  std::set<std::string> names(study.orderings().begin(), study.orderings().end());
-  names.insert("eager");  // the baseline of every speedup
-  for (const std::string& name : names) {
-    auto o = schedule::parse_ordering(name);
-    if (!o || *o == schedule::Ordering::Mixed)
-      throw InputError("--ordering", "",
-                       fmt::format("eager, backward-fused or forward-fused, got {}", name));
-  }
+  schedule::ScheduleRequest request;
+  request.impl = schedule::parse_impl_option(options_.impl);
+  request.steps = options_.steps;  // the same for every ordering: a like-for-like step
+  request.mixed_file = options_.mixed;
+  request.gpu_streams = base_.kind == compute::UnitKind::Gpu;
+  // The study's names in the --ordering grammar (schedule/request.h), eager added: the
+  // baseline of every speedup.
+  std::string listed;
+  for (const std::string& name : study.orderings()) listed += (listed.empty() ? "" : ",") + name;
+  const std::vector<schedule::Ordering> orderings =
+      schedule::with_eager_baseline(schedule::parse_orderings(listed));
+  schedule::check_mixed_option(orderings, options_.mixed);
 
   for (std::size_t t = 0; t < grid.traces().size(); ++t) {
     const std::string& name = grid.traces()[t];
@@ -83,16 +83,12 @@ SimEvaluator::SimEvaluator(const Study& study, SimSweepOptions options)
         net.source = fmt::format("fusim trace gen {} --batch {}", name, net.batch);
         trace = networks::make_network(name, net);
       }
-      for (const std::string& ordering : names)
+      for (const schedule::Ordering ordering : orderings)
         for (const std::string& optimizer : study.optimizers()) {
-          schedule::ScheduleOptions so;
-          so.ordering = *schedule::parse_ordering(ordering);
-          so.optimizer = optimizer;
-          so.impl = *impl;
-          so.steps = options_.steps;  // the same for every ordering: a like-for-like step
-          so.gpu_streams = base_.kind == compute::UnitKind::Gpu;
-          schedules_.emplace(ScheduleKey{t, batch, ordering, optimizer},
-                             schedule::build_schedule(trace, so));
+          request.optimizer = optimizer;
+          schedules_.emplace(
+              ScheduleKey{t, batch, std::string(schedule::to_string(ordering)), optimizer},
+              schedule::build_schedule(trace, schedule::schedule_options(ordering, request)));
         }
       traces_.emplace(TraceKey{t, batch}, std::move(trace));
     }

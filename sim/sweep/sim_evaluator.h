@@ -19,6 +19,7 @@ namespace fusim::sweep {
 struct SimSweepOptions {
   std::string machine;             // preset name or path (models/machines/SCHEMA.md)
   std::string impl = "foreach";    // optimizer implementation: loop | foreach | fused
+  std::string mixed;               // per-layer file of the `mixed` ordering (--mixed)
   std::string fidelity = "block";  // block | line (sim/mem/cache/hierarchy.h)
   std::int64_t batch = 32;         // zoo networks when batch= is not swept
   int steps = 4;                   // simulated steps: warm-up, forward-fused's first updates,

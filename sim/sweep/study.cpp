@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/compare.h"
 #include "core/error.h"
 
 namespace fusim::sweep {
@@ -86,9 +87,8 @@ UnitRows Study::run_unit(const Evaluator& evaluator, std::size_t unit) const {
     const exec::RunResult& r = results[o];
     Cells cells = key_cells(unit, o);
     cells.emplace_back(to_ms(r.step_time));  // exact: ps / 1e9 is correctly rounded
-    cells.push_back(r.step_time > 0
-                        ? rounded(static_cast<double>(eager) / static_cast<double>(r.step_time))
-                        : nlohmann::json(nullptr));
+    cells.push_back(r.step_time > 0 ? rounded(speedup(eager, r.step_time))
+                                    : nlohmann::json(nullptr));
     cells.push_back(known_int(r.dram_bytes));
     cells.push_back(r.llc_hit_rate < 0 ? nlohmann::json(nullptr) : rounded(r.llc_hit_rate));
     cells.push_back(known_int(r.peak_memory_bytes));

@@ -169,20 +169,7 @@ TEST_CASE("The mixed schedule really mixes the three U placements") {
   CHECK(sched.layer_modes[8] == LayerMode::Backward);
 }
 
-TEST_CASE("run's orderings: mixed is accepted and needs its per-layer file") {
-  using backend::parse_orderings;
-  // Names, not enums: Catch cannot print a vector of enums next to glog's operator<<.
-  auto names = [](const std::vector<Ordering>& orderings) {
-    std::vector<std::string> out;
-    for (auto o : orderings) out.emplace_back(to_string(o));
-    return out;
-  };
-  CHECK(names(parse_orderings("eager,mixed")) == std::vector<std::string>{"eager", "mixed"});
-  CHECK(names(parse_orderings("all")) ==
-        std::vector<std::string>{"eager", "backward-fused", "forward-fused"});
-  CHECK_THROWS_WITH(parse_orderings("eager,fused"),
-                    Catch::Contains("eager, backward-fused, forward-fused, mixed, got \"fused\""));
-
+TEST_CASE("run's schedules: mixed is accepted and needs its per-layer file") {
   const auto trace = tiny_convnet();
   backend::RunOptions run;
   run.warmup = 0;

@@ -133,6 +133,7 @@ class RecordingMemory final : public mem::MemoryPort {
   }
   void set_completion(Completion c) override { memory_.set_completion(std::move(c)); }
   void set_retry(std::function<void()> retry) override { memory_.set_retry(std::move(retry)); }
+  void request_retry() override { memory_.request_retry(); }
   std::vector<Sent> sent;
 
  private:
@@ -231,6 +232,7 @@ class BlackHole final : public mem::MemoryPort {
   void send(const mem::MemRequest&) override { ++swallowed; }
   void set_completion(Completion) override {}
   void set_retry(std::function<void()>) override {}
+  void request_retry() override {}
   int swallowed = 0;
 };
 }  // namespace

@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include "core/compare.h"
 #include "core/error.h"
 #include "core/json_view.h"
 #include "core/preset.h"
@@ -78,4 +79,25 @@ TEST_CASE("one rule tells preset names from paths, and resolves names in preset 
                     Catch::Contains("unknown machine \"h1000\": expected a preset name (") &&
                         Catch::Contains("h100-sxm5, ") &&
                         Catch::Contains(") or a path to a machine JSON file"));
+}
+
+TEST_CASE("speedup, error and their mean, as validate, simulate and sweep report them") {
+  CHECK(fusim::speedup(Tick{300}, Tick{200}) == Approx(1.5));  // 1.5x faster
+  CHECK(fusim::speedup(Tick{300}, Tick{0}) == 0);              // nothing to compare
+  CHECK(fusim::speedup(2.0, 4.0) == Approx(0.5));
+  CHECK(fusim::error_pct(11.0, 10.0) == Approx(10.0));  // predicted 10% too slow
+  CHECK(fusim::error_pct(8.0, 10.0) == Approx(-20.0));
+  // MAPE of +10% and -20%: (10 + 20) / 2.
+  CHECK(fusim::mean_absolute({10.0, -20.0}) == Approx(15.0));
+  CHECK(fusim::mean_absolute({}) == 0);
+}
+
+TEST_CASE("one size parser for size options") {
+  CHECK(fusim::parse_size_option("--block", "4KiB") == 4096);
+  CHECK(fusim::parse_size_option("--chunk", "64") == 64);
+  CHECK_THROWS_WITH(
+      fusim::parse_size_option("--block", "0"),
+      Catch::Contains("--block: expected a size such as 64, 4KiB or 1GiB, got \"0\""));
+  CHECK_THROWS_WITH(fusim::parse_size_option("--footprint", "lots"),
+                    Catch::Contains("--footprint: expected a size such as 64, 4KiB or 1GiB"));
 }

@@ -1,4 +1,4 @@
-// The direct replay (DramSystem::replay_direct, no event per arrival, retry or wake-up)
+// The direct replay (DirectReplay, no event per arrival, retry or wake-up)
 // against the event-driven one: on every preset, with saturating and sparse traces, reads
 // and writes, every scheduler and row policy, each channel must issue the same commands at
 // the same cycles, and every statistic (latency histograms, so each request's completion

@@ -1,4 +1,4 @@
-// WakeMode::Lookahead (one wake-up event runs every channel up to a horizon, lookahead.cpp)
+// WakeMode::Lookahead (one wake-up event runs every channel up to a horizon, LookaheadWake)
 // against WakeMode::PerChannel (a wake-up event per channel): on every preset, with
 // saturating, sparse and write-heavy traces, single atoms and multi-atom blocks, and
 // completions delivered by events as the caches receive them, each channel must issue the
@@ -95,7 +95,10 @@ Replayed closed_loop(const DramSpec& spec, WakeMode mode, int outstanding, std::
       r.bytes = bytes;
       r.is_write = trace[next].is_write;
       r.id = next;
-      if (!dram.will_accept(r)) return;  // the retry pumps again
+      if (!dram.will_accept(r)) {
+        dram.request_retry();  // the retry pumps again
+        return;
+      }
       dram.send(r);
       ++next;
       --wanted;

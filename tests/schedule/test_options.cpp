@@ -3,6 +3,7 @@
 
 #include "core/error.h"
 #include "mlp_fixture.h"
+#include "schedule/request.h"
 
 using namespace fusim::schedule;
 using namespace fusim::schedule::testing;
@@ -51,4 +52,51 @@ TEST_CASE("ordering and implementation names round-trip") {
   for (auto i : {OptimizerImpl::Loop, OptimizerImpl::Foreach, OptimizerImpl::Fused})
     CHECK(parse_optimizer_impl(to_string(i)) == i);
   CHECK_FALSE(parse_ordering("sideways"));
+}
+
+TEST_CASE("one --ordering grammar: all, or a comma list with mixed, each name once") {
+  CHECK(ordering_names(parse_orderings("all")) ==
+        std::vector<std::string>{"eager", "backward-fused", "forward-fused"});
+  CHECK(ordering_names(parse_orderings("eager,mixed")) ==
+        std::vector<std::string>{"eager", "mixed"});
+  CHECK(ordering_names(parse_orderings("forward-fused")) ==
+        std::vector<std::string>{"forward-fused"});
+  CHECK_THROWS_WITH(parse_orderings("eager,fused"),
+                    Contains("--ordering: expected all or a comma-separated list of eager, "
+                             "backward-fused, forward-fused, mixed, got \"fused\""));
+  CHECK_THROWS_WITH(parse_orderings("eager,eager"), Contains("each ordering once"));
+  CHECK_THROWS_WITH(parse_orderings(""), Contains("at least one ordering"));
+  // simulate and sweep add eager, the speedup baseline, in front.
+  CHECK(ordering_names(with_eager_baseline(parse_orderings("forward-fused,eager"))) ==
+        std::vector<std::string>{"eager", "forward-fused"});
+  CHECK(parse_impl_option("fused") == OptimizerImpl::Fused);
+  CHECK_THROWS_WITH(parse_impl_option("vector"),
+                    Contains("--impl: expected loop, foreach or fused, got \"vector\""));
+}
+
+TEST_CASE("one schedule-options builder: the request plus the ordering") {
+  ScheduleRequest r;
+  r.optimizer = "sgd";
+  r.impl = OptimizerImpl::Loop;
+  r.steps = 3;
+  r.mixed_file = "m.json";
+  r.gpu_streams = true;
+  const auto eager = schedule_options(Ordering::Eager, r);
+  CHECK(eager.ordering == Ordering::Eager);
+  CHECK(eager.optimizer == "sgd");
+  CHECK(eager.impl == OptimizerImpl::Loop);
+  CHECK(eager.steps == 3);
+  CHECK(eager.gpu_streams);
+  CHECK(eager.mixed_file.empty());  // the file belongs to mixed only
+  CHECK(schedule_options(Ordering::Mixed, r).mixed_file == "m.json");
+  CHECK_THROWS_WITH(check_mixed_option({Ordering::Eager}, "m.json"),
+                    Contains("--mixed: only with --ordering mixed"));
+  CHECK_NOTHROW(check_mixed_option({Ordering::Eager, Ordering::Mixed}, "m.json"));
+  auto trace = mlp3();
+  r.mixed_file.clear();
+  const auto schedules = build_schedules(trace, parse_orderings("all"), r);
+  REQUIRE(schedules.size() == 3);
+  CHECK(schedules[2].ordering == Ordering::ForwardFused);
+  CHECK(schedules[2].steps == 3);
+  CHECK(schedules[1].optimizer == "sgd");
 }

@@ -22,9 +22,7 @@ Tick FixedLatencyMemory::transfer_time(std::uint32_t bytes) const {
 }
 
 bool FixedLatencyMemory::will_accept(const MemRequest&) const {
-  const bool ok = max_in_flight_ == 0 || in_flight_ < max_in_flight_;
-  if (!ok) retry_wanted_ = true;
-  return ok;
+  return max_in_flight_ == 0 || in_flight_ < max_in_flight_;
 }
 
 void FixedLatencyMemory::send(const MemRequest& request) {

@@ -27,6 +27,7 @@ class FixedLatencyMemory final : public MemoryPort {
   void send(const MemRequest& request) override;
   void set_completion(Completion completion) override { completion_ = std::move(completion); }
   void set_retry(std::function<void()> retry) override { retry_ = std::move(retry); }
+  void request_retry() override { retry_wanted_ = true; }
 
   const FixedMemoryStats& stats() const { return stats_; }
   std::uint32_t in_flight() const { return in_flight_; }
@@ -42,7 +43,7 @@ class FixedLatencyMemory final : public MemoryPort {
   Tick channel_free_ = 0;
   Completion completion_;
   std::function<void()> retry_;
-  mutable bool retry_wanted_ = false;
+  bool retry_wanted_ = false;
   FixedMemoryStats stats_;
 };
 

@@ -49,7 +49,8 @@ void Hierarchy::Timing::pump() {
     if (r.id & kPostedBit) ++posted_in_flight_;
     port_->send(r);
   }
-  // A refusal armed the port's retry (attach): pump() runs again when room frees.
+  // Refused: pump() runs again when room frees (the port's retry, set in attach).
+  if (!outgoing_.empty()) port_->request_retry();
 }
 
 std::uint32_t& Hierarchy::Timing::mshrs_used(int level, int core) {

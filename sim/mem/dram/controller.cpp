@@ -13,7 +13,6 @@ ChannelController::ChannelController(const DramSpec& spec, int channel,
       channel_(channel),
       banks_per_rank_(spec.org.banks_per_rank()),
       banks_per_group_(spec.org.banks_per_group),
-      bankgroups_(spec.org.bankgroups),
       read_cap_(static_cast<std::size_t>(spec.ctrl.read_queue)),
       write_cap_(static_cast<std::size_t>(spec.ctrl.write_queue)),
       // Per-bank refresh visits every bank of a rank once per tREFI (JESD235 REFpb,
@@ -22,7 +21,7 @@ ChannelController::ChannelController(const DramSpec& spec, int channel,
                         : spec.t.tREFIpb > 0                      ? spec.t.tREFIpb
                                              : spec.t.tREFI / spec.org.banks_per_rank()),
       scheduler_(std::move(scheduler)),
-      hit_cap_(scheduler_->row_hit_cap()),
+      order_(scheduler_->order()),
       stats_(stats),
       timing_(spec.org, spec.t),
       banks_(spec.org.banks_per_channel()),
@@ -30,17 +29,11 @@ ChannelController::ChannelController(const DramSpec& spec, int channel,
       refresh_due_(spec.org.ranks),
       refresh_bank_(spec.org.ranks, 0),
       block_at_(spec.org.banks_per_channel(), kNoCycle),
-      reads_(read_cap_, spec.org.banks_per_channel()),
-      writes_(write_cap_, spec.org.banks_per_channel()),
-      order_(scheduler_->order()),
-      bank_queues_(2 * static_cast<std::size_t>(spec.org.banks_per_channel())),
-      words_((static_cast<std::size_t>(spec.org.banks_per_channel()) + 63) / 64) {
-  occupied_.assign(2 * words_, 0);
+      queues_(spec.ctrl, spec.org.banks_per_channel(), scheduler_->row_hit_cap(), banks_),
+      first_ready_(spec, order_, queues_, banks_, timing_, block_at_) {
   for (int b = 0; b < spec.org.banks_per_channel(); ++b) {
     bank_rank_.push_back(static_cast<std::uint8_t>(b / banks_per_rank_));
     bank_group_.push_back(static_cast<std::uint8_t>((b % banks_per_rank_) / banks_per_group_));
-    bank_group_slot_.push_back(
-        static_cast<std::uint16_t>(bank_rank_.back() * bankgroups_ + bank_group_.back()));
   }
   // Ranks refresh staggered over the interval so they are not all busy at once.
   for (int r = 0; r < spec.org.ranks; ++r) {
@@ -65,22 +58,40 @@ void ChannelController::enqueue(const QueueEntry& e, bool whole_block) {
   // (a write that becomes eligible when writes reach the watermark) issues now, not then.
   floor_ = std::max(floor_, e.arrival);
   const int q = e.is_write ? 1 : 0;
-  RequestQueue& queue = q ? writes_ : reads_;
-  const int slot = queue.push_back(e);
-  QueueEntry& added = queue[slot];
-  added.seq = next_seq_++;
-  // The newest request: it changes a clean summary only where the bank had none of its kind.
-  BankQueue& bq = bank_queues_[q * banks_.size() + e.flat_bank];
-  if (!bq.dirty) {
-    if (banks_[e.flat_bank].open_row >= 0 && banks_[e.flat_bank].open_row == e.row) {
-      if (bq.hit_seq == kNone) bq.hit_seq = added.seq, bq.hit_slot = slot, bq.stale = true;
-    } else if (bq.other_seq == kNone) {
-      bq.other_seq = added.seq, bq.other_slot = slot, bq.stale = true;
-    }
-  }
-  ++bq.count;
-  occupied_[q * words_ + e.flat_bank / 64] |= std::uint64_t{1} << (e.flat_bank % 64);
+  bool changed = false;
+  queues_.add(e, changed);
+  if (changed) first_ready_.invalidate(q, e.flat_bank);
   if (decided_ && !update_decision(q, e.flat_bank)) decided_ = false;
+}
+
+// After enqueue() added a request to `bank` of queue `q`, with decision_ made before it:
+// brings decision_ up to date and returns true where the new request alone can be weighed
+// (first-ready order), false where decide() has to run again. The earlier decision stays
+// valid when the new arrival does not lift the decision floor past it (every candidate's
+// ready cycle stays the same), the write mode does not turn, and the request either joins
+// the other queue or leaves its bank's candidate as it was; otherwise only its bank's
+// candidate is new, and it wins or not against the earlier best request.
+bool ChannelController::update_decision(int q, int bank) {
+  if (order_ != Scheduler::Order::FirstReady || decision_.cycle == kNoCycle) return false;
+  const Cycle base = std::max(last_command_ + 1, floor_);
+  if (base > decision_.cycle) return false;
+  const std::size_t reads = queues_.size(0), writes = queues_.size(1);
+  const bool turn =
+      write_mode_
+          ? writes == 0 ||
+                (reads != 0 && writes <= static_cast<std::size_t>(spec_.ctrl.write_low_watermark))
+          : writes >= static_cast<std::size_t>(spec_.ctrl.write_high_watermark) ||
+                (reads == 0 && writes != 0);
+  if (turn) return false;
+  if (q != (write_mode_ ? 1 : 0)) return true;
+  if (!first_ready_.stale(q, bank)) return true;
+  // The policy closes read the summaries too; the best request's own bank changed.
+  if (!closable_.empty() || (request_.cycle != kNoCycle && request_.bank == bank)) return false;
+  first_ready_.weigh(q, bank, base, request_);
+  decision_ = refresh_;
+  if (request_.cycle < decision_.cycle) decision_ = request_;
+  if (close_.cycle < decision_.cycle) decision_ = close_;
+  return true;
 }
 
 void ChannelController::catch_up(Cycle until) {
@@ -111,46 +122,26 @@ ColumnServed ChannelController::issue() {
   if (!decided_) decide();
   const Decision d = decision_;
   FUSIM_ASSERT(d.cycle != kNoCycle, "issue() with nothing to issue");
-  ColumnServed served;
-  if (d.entry >= 0 && (d.cmd == Command::RD || d.cmd == Command::WR)) {
-    auto& q = write_mode_ ? writes_ : reads_;
-    const QueueEntry e = q[d.entry];
-    execute(d);
-    const int younger = q.bank_next(d.entry);
-    q.erase(d.entry);
-    const int qi = e.is_write ? 1 : 0;
-    BankQueue& bq = bank_queues_[qi * banks_.size() + e.flat_bank];
-    if (--bq.count == 0) {
-      bq = BankQueue{};
-      occupied_[qi * words_ + e.flat_bank / 64] &= ~(std::uint64_t{1} << (e.flat_bank % 64));
-    } else if (e.seq == bq.hit_seq && !bq.dirty) {
-      // The bank's oldest hit left and its row stays open: the oldest other request is
-      // the same, and the next hit is among the younger requests (in a stream, the next).
-      bq.hit_seq = kNone, bq.hit_slot = -1;
-      const std::int64_t open = banks_[e.flat_bank].open_row;
-      for (int s = younger; s != RequestQueue::kEnd; s = q.bank_next(s)) {
-        if (q[s].row == open) {
-          bq.hit_seq = q[s].seq, bq.hit_slot = s;
-          break;
-        }
-      }
-      bq.stale = true;
-    } else if (e.seq == bq.hit_seq || e.seq == bq.other_seq) {
-      bq.dirty = bq.stale = true;
-    }
-    served.valid = true;
-    served.is_write = e.is_write;
-    served.row_hit = e.outcome == kHit || e.outcome == 0;
-    served.token = e.token;
-    served.requester = e.requester;
-    // Data is complete at the end of the burst: RL + BL/2 after a read, WL + BL/2 after a
-    // write (JESD79-4 §4.21/§4.22).
-    served.issued = d.cycle;
-    served.done = d.cycle + (e.is_write ? t_.tCWL : t_.tCL) + t_.tBL;
-  } else {
-    execute(d);
-  }
   decided_ = false;
+  ColumnServed served;
+  if (d.entry < 0 || (d.cmd != Command::RD && d.cmd != Command::WR)) {
+    execute(d);
+    return served;
+  }
+  const int q = write_mode_ ? 1 : 0;
+  const QueueEntry e = queues_.queue(q)[d.entry];
+  execute(d);
+  queues_.remove(q, d.entry);
+  first_ready_.invalidate(q, e.flat_bank);
+  served.valid = true;
+  served.is_write = e.is_write;
+  served.row_hit = e.outcome == kHit || e.outcome == 0;
+  served.token = e.token;
+  served.requester = e.requester;
+  // Data is complete at the end of the burst: RL + BL/2 after a read, WL + BL/2 after a
+  // write (JESD79-4 §4.21/§4.22).
+  served.issued = d.cycle;
+  served.done = d.cycle + (e.is_write ? t_.tCWL : t_.tCL) + t_.tBL;
   return served;
 }
 
@@ -160,36 +151,35 @@ void ChannelController::decide() {
   const Cycle base = std::max(last_command_ + 1, floor_);
   // Write draining with watermarks: switch to writes when they pile up (or nothing else
   // waits), back to reads once they are drained to the low watermark.
+  const std::size_t reads = queues_.size(0), writes = queues_.size(1);
   if (write_mode_) {
-    if (writes_.empty() ||
-        (!reads_.empty() &&
-         writes_.size() <= static_cast<std::size_t>(spec_.ctrl.write_low_watermark))) {
+    if (writes == 0 ||
+        (reads != 0 && writes <= static_cast<std::size_t>(spec_.ctrl.write_low_watermark))) {
       write_mode_ = false;
     }
-  } else if (writes_.size() >= static_cast<std::size_t>(spec_.ctrl.write_high_watermark) ||
-             (reads_.empty() && !writes_.empty())) {
+  } else if (writes >= static_cast<std::size_t>(spec_.ctrl.write_high_watermark) ||
+             (reads == 0 && writes != 0)) {
     write_mode_ = true;
   }
+  const int q = write_mode_ ? 1 : 0;
 
-  const bool all_bank = spec_.ctrl.refresh == RefreshMode::AllBank;
-  // Requests of the active queue.
-  // (The three parts are worked out in place, where update_decision finds them.)
+  // Requests of the active queue. (The three parts are worked out in place, where
+  // update_decision finds them.)
   Decision& request = request_;
   request = Decision{};
   if (order_ == Scheduler::Order::Generic)
-    decide_requests_generic(base, all_bank, request);
-  else
-    decide_requests(base, all_bank, request);
-  const int q = write_mode_ ? 1 : 0;
+    choose_generic(q, base, request);
+  else if (!queues_.queue(q).empty())
+    first_ready_.choose(q, base, request);
 
   // Row-policy precharges (closed, open-timeout, open-cap).
   Decision& close = close_;
   close = Decision{};
   for (int bank : closable_) {
-    const BankState& b = banks_[bank];
+    const BankRow& b = banks_[bank];
     if (b.open_row < 0) continue;
-    const BankQueue& bq = bank_queue(q, bank);
-    if (bq.hit_seq != kNone && !capped(bank, bq)) continue;
+    const BankQueues::Summary& s = queues_.summary(q, bank);
+    if (s.hit_seq != BankQueues::kNone && !queues_.capped(bank, s)) continue;
     const int r = bank_rank_[bank];
     const int g = bank_group_[bank];
     Cycle ready = std::max(base, timing_.earliest(Command::PRE, r, g, bank));
@@ -205,6 +195,7 @@ void ChannelController::decide() {
   // Refresh: due commands of every rank (precharges first, then the refresh itself). A
   // refresh command never issues before its due cycle, so a rank due after the request or
   // close found above cannot win (it would lose even a tie) and is not looked at.
+  const bool all_bank = spec_.ctrl.refresh == RefreshMode::AllBank;
   const Cycle bound = std::min(request.cycle, close.cycle);
   Decision& refresh = refresh_;
   refresh = Decision{};
@@ -232,7 +223,7 @@ void ChannelController::decide() {
       d.cmd = banks_[b].open_row >= 0 ? Command::PRE : Command::REFpb;
       d.cycle = std::max(low, timing_.earliest(d.cmd, r, d.group, b));
     }
-    consider(refresh, d);
+    if (d.cycle < refresh.cycle) refresh = d;
   }
 
   // Refresh wins ties, then requests, then policy closes.
@@ -242,43 +233,55 @@ void ChannelController::decide() {
   decision_ = *chosen;
 }
 
-ChannelController::BankQueue& ChannelController::bank_queue(int q, int bank) {
-  BankQueue& bq = bank_queues_[q * banks_.size() + bank];
-  if (bq.dirty) rescan(q, bank);
-  return bq;
-}
-
-void ChannelController::rescan(int q, int bank) {
-  BankQueue& bq = bank_queues_[q * banks_.size() + bank];
-  const std::int64_t open = banks_[bank].open_row;
-  bq.hit_seq = bq.other_seq = kNone;
-  bq.hit_slot = bq.other_slot = -1;
-  bq.dirty = false;
-  bq.stale = true;
-  const RequestQueue& queue = q ? writes_ : reads_;
-  if (open < 0) {  // a closed bank: no hits, the oldest is the oldest other
-    const int s = queue.bank_first(bank);
-    if (s != RequestQueue::kEnd) bq.other_seq = queue[s].seq, bq.other_slot = s;
-    return;
-  }
-  for (int s = queue.bank_first(bank); s != RequestQueue::kEnd; s = queue.bank_next(s)) {
-    const QueueEntry& e = queue[s];
-    if (open >= 0 && e.row == open) {
-      if (bq.hit_seq == kNone) bq.hit_seq = e.seq, bq.hit_slot = s;
-    } else if (bq.other_seq == kNone) {
-      bq.other_seq = e.seq, bq.other_slot = s;
+// Schedulers that weigh more than first-ready order (stream-aware) see every request of
+// the active queue, in age order, with the cycle its next command could issue.
+void ChannelController::choose_generic(int q, Cycle base, Decision& request) {
+  const RequestQueue& queue = queues_.queue(q);
+  candidates_.clear();
+  candidate_entry_.clear();
+  candidate_cmd_.clear();
+  for (int i = queue.first(); i != RequestQueue::kEnd; i = queue.next(i)) {
+    const QueueEntry& e = queue[i];
+    const BankRow& b = banks_[e.flat_bank];
+    const BankQueues::Summary& s = queues_.summary(q, e.flat_bank);
+    Command cmd;
+    bool hit = false;
+    if (b.open_row < 0) {
+      cmd = Command::ACT;
+    } else if (b.open_row == e.row && !queues_.capped(e.flat_bank, s)) {
+      cmd = e.is_write ? Command::WR : Command::RD;
+      hit = true;
+    } else {
+      // Never close a row that a queued request still hits (unless its hits are capped).
+      if (s.hit_seq != BankQueues::kNone && !queues_.capped(e.flat_bank, s)) continue;
+      cmd = Command::PRE;
     }
-    if (bq.hit_seq != kNone && bq.other_seq != kNone) return;
+    const Cycle ready =
+        std::max({base, e.arrival, timing_.earliest(cmd, e.rank, e.bankgroup, e.flat_bank)});
+    if (ready >= block_at_[e.flat_bank]) continue;  // blocked by a due refresh
+    candidates_.push_back(Candidate{ready, e.arrival, e.requester, hit});
+    candidate_entry_.push_back(i);
+    candidate_cmd_.push_back(cmd);
   }
+  if (candidates_.empty()) return;
+  const std::size_t k = scheduler_->pick(candidates_.data(), candidates_.size());
+  const QueueEntry& e = queue[candidate_entry_[k]];
+  request.cycle = candidates_[k].ready;
+  request.cmd = candidate_cmd_[k];
+  request.rank = e.rank;
+  request.group = e.bankgroup;
+  request.bank = e.flat_bank;
+  request.row = e.row;
+  request.entry = candidate_entry_[k];
 }
 
 void ChannelController::close_bank(int flat_bank, Cycle at) {
-  BankState& b = banks_[flat_bank];
+  BankRow& b = banks_[flat_bank];
   stats_.bank_open_cycles[static_cast<std::size_t>(channel_) * banks_.size() + flat_bank] +=
       static_cast<std::uint64_t>(at - b.opened_at);
   b.open_row = -1;
   b.accesses = 0;
-  mark_row_changed(flat_bank);
+  row_changed(flat_bank);
   --open_in_rank_[bank_rank_[flat_bank]];
   if (b.close_flag) {
     b.close_flag = false;
@@ -289,7 +292,7 @@ void ChannelController::close_bank(int flat_bank, Cycle at) {
 void ChannelController::execute(const Decision& d) {
   timing_.issue(d.cmd, d.rank, d.group, d.bank, d.cycle);
   // A command to a bank moves its bank-level timing (and a column its hit-cap count).
-  if (d.cmd != Command::REFab) mark_stale(d.bank);
+  if (d.cmd != Command::REFab) first_ready_.invalidate(d.bank);
   last_command_ = d.cycle;
   if (observer_ && *observer_) {
     IssuedCommand c;
@@ -306,15 +309,15 @@ void ChannelController::execute(const Decision& d) {
     (*observer_)(c);
   }
   QueueEntry* e = nullptr;
-  if (d.entry >= 0) e = &(write_mode_ ? writes_ : reads_)[d.entry];
-  BankState& b = banks_[d.bank];
+  if (d.entry >= 0) e = &queues_.queue(write_mode_ ? 1 : 0)[d.entry];
+  BankRow& b = banks_[d.bank];
   switch (d.cmd) {
     case Command::ACT:
       b.open_row = d.row;
       b.opened_at = d.cycle;
       b.accesses = 0;
       ++open_in_rank_[d.rank];
-      mark_row_changed(d.bank);
+      row_changed(d.bank);
       ++stats_.activates;
       if (e && e->outcome == 0) e->outcome = kMiss;
       break;

@@ -19,8 +19,31 @@ DramSystem::DramSystem(DramSpec spec, EventQueue& queue, const std::string& file
     channels_.push_back(
         std::make_unique<ChannelController>(spec_, c, make_scheduler(spec_.ctrl, file), stats_));
   }
-  wake_at_.assign(n, kNever);
   channel_atoms_.assign(n, 0);
+  wake_ = make_wake_policy(wake_mode_, *this, queue_);
+}
+
+DramSystem::~DramSystem() = default;
+
+void DramSystem::set_wake_mode(WakeMode mode) {
+  FUSIM_ASSERT(live_ == 0 && queue_.empty() && queue_.now() == 0,
+               "DramSystem::set_wake_mode on a system in use");
+  wake_mode_ = mode;
+  wake_ = make_wake_policy(mode, *this, queue_);
+}
+
+bool DramSystem::direct_replay_ok() const {
+  return queue_.empty() && queue_.now() == 0 && live_ == 0 && !completion_ && !retry_ &&
+         wake_mode_ == WakeMode::PerChannel;
+}
+
+void DramSystem::channels_of(const mem::MemRequest& r, std::vector<int>& out) const {
+  out.clear();
+  if (atoms_of(r) == 1) {
+    out.push_back(mapping_.channel_of(r.addr));
+  } else {
+    for (const auto& pc : plan(r).per_channel) out.push_back(pc.first);
+  }
 }
 
 void DramSystem::set_command_observer(CommandObserver observer) {
@@ -53,10 +76,10 @@ const DramSystem::BlockPlan& DramSystem::plan(const mem::MemRequest& r) const {
 }
 
 bool DramSystem::will_accept(const mem::MemRequest& request) const {
-  bool ok = true;
   if (atoms_of(request) == 1) {
-    ok = channels_[mapping_.channel_of(request.addr)]->has_room(request.is_write);
-  } else {
+    return channels_[mapping_.channel_of(request.addr)]->has_room(request.is_write);
+  }
+  {
     // Room for every atom, counted per channel. A block with more atoms for one channel
     // than its queue holds (a 4 KiB block on one channel: 64 atoms, 32 entries) could never
     // fit; it is admitted whole once that queue is empty, else block fidelity would wait
@@ -64,17 +87,13 @@ bool DramSystem::will_accept(const mem::MemRequest& request) const {
     for (const auto& [channel, count] : plan(request).per_channel) {
       const auto& c = *channels_[channel];
       const std::size_t free = c.free_entries(request.is_write);
-      if (count > free && free != c.capacity(request.is_write)) {
-        ok = false;
-        break;
-      }
+      if (count > free && free != c.capacity(request.is_write)) return false;
     }
   }
-  if (!ok) retry_wanted_ = true;
-  return ok;
+  return true;
 }
 
-void DramSystem::send(const mem::MemRequest& request) {
+void DramSystem::send_at(const mem::MemRequest& request, Tick at, WakePolicy& wake) {
   FUSIM_ASSERT(request.requester >= 0, "MemRequest::requester must be >= 0");
   const std::uint32_t atoms = atoms_of(request);
   std::uint32_t token;
@@ -87,7 +106,7 @@ void DramSystem::send(const mem::MemRequest& request) {
   }
   ++live_;
   // A request is seen by the controller at the first clock edge at or after it arrives.
-  const Cycle arrival = clock_.next_edge(now()) / clock_.period();
+  const Cycle arrival = clock_.next_edge(at) / clock_.period();
   Slot& slot = slots_[token];
   slot.request = request;
   slot.arrival = arrival;
@@ -115,61 +134,15 @@ void DramSystem::send(const mem::MemRequest& request) {
     e.is_write = request.is_write;
     FUSIM_ASSERT(atoms > 1 || channels_[a.channel]->has_room(request.is_write),
                  "DramSystem::send without will_accept");
-    if (direct_) touch_direct(a.channel);
     channels_[a.channel]->enqueue(e, /*whole_block=*/atoms > 1);
-    ensure_wake(a.channel);
+    wake.on_request(a.channel, at);
   }
 }
 
-void DramSystem::ensure_wake(int ch) {
-  if (wake_mode_ == WakeMode::Lookahead) return ensure_window(ch);
-  const Cycle next = channels_[ch]->next_cycle();
-  if (direct_) direct_next_[ch] = next;
-  if (next == kNoCycle) return;
-  const Tick at = std::max(clock_.cycles(next), now());
-  if (at >= wake_at_[ch]) return;
-  if (direct_) {
-    // No event: only its time is kept. The one it supersedes stays due: it is a no-op unless
-    // the channel's wake-up is at that very tick again when it runs, and it bounds run-ahead.
-    if (wake_at_[ch] != kNever) {
-      if (stale_wakes_.size() >= 4096) {  // forget those that are past: only later ones count
-        std::size_t keep = 0;
-        for (const auto& w : stale_wakes_)
-          if (w.first > direct_now_) stale_wakes_[keep++] = w;
-        stale_wakes_.resize(keep);
-      }
-      stale_wakes_.emplace_back(wake_at_[ch], ch);
-    }
-    wake_at_[ch] = at;
-    return;
-  }
-  wake_at_[ch] = at;
-  queue_.schedule(at, Priority::Memory, [this, ch] { wake(ch); });
-}
-
-void DramSystem::wake(int ch) {
-  if (wake_at_[ch] != queue_.now()) return;  // superseded by an earlier wake-up
-  wake_at_[ch] = kNever;
-  run_channel(ch);
-}
-
-void DramSystem::run_channel(int ch) {
-  ChannelController& c = *channels_[ch];
-  const Tick now = queue_.now();
-  for (;;) {
-    const Cycle next = c.next_cycle();
-    if (next == kNoCycle) return;
-    const Tick at = clock_.cycles(next);
-    // Run ahead only while nothing else in the queue could act first.
-    if (at > now && at >= queue_.next_time()) {
-      ensure_wake(ch);
-      return;
-    }
-    FUSIM_ASSERT(at >= now,
-                 fmt::format("DRAM channel {} command at {} ps, before now ({} ps)", ch, at, now));
-    const ColumnServed s = c.issue();
-    if (s.valid) served(s);
-  }
+ColumnServed DramSystem::issue_next(int ch) {
+  const ColumnServed s = channels_[ch]->issue();
+  if (s.valid) served(s);
+  return s;
 }
 
 void DramSystem::served(const ColumnServed& s) {
@@ -183,14 +156,12 @@ void DramSystem::served(const ColumnServed& s) {
   RequesterStats& rs = stats_.requesters[r.requester];
   ++rs.accesses;
   rs.row_hits += s.row_hit ? 1 : 0;
-  if (retry_wanted_ && retry_) {
+  if (retry_requested_ && retry_) {
     // A queue entry just freed: let the refused sender try again at this tick.
-    retry_wanted_ = false;
+    retry_requested_ = false;
     queue_.schedule(std::max(queue_.now(), clock_.cycles(s.issued)), Priority::Compute,
                     [this] { retry_(); });
   }
-  FUSIM_ASSERT(wake_mode_ != WakeMode::Lookahead || clock_.cycles(s.done) >= horizon_,
-               "DRAM lookahead window longer than the earliest completion");
   if (--slot.atoms_left != 0) return;
   const Cycle latency = slot.done - slot.arrival;
   if (r.is_write) {

@@ -1,20 +1,11 @@
 #pragma once
 // The DRAM system as the rest of fusim sees it: a mem::MemoryPort over one controller per
-// (pseudo-)channel, driven by the shared EventQueue. No per-cycle ticking; two ways to wake
-// the channels (WakeMode), which issue the same commands at the same cycles:
-//  - PerChannel (the default, trace replay): each channel has at most one pending wake-up
-//    event, at the cycle its next command can issue, and issues every command it can before
-//    the next event of anybody else in the queue (nothing can reach it before that event,
-//    so running ahead is exact). With many busy channels their wake-ups stop each other's
-//    run-ahead: about one event per command.
-//  - Lookahead (a machine's DRAM, make_dram_system): one wake-up event for the system. It
-//    runs every channel, one after the other, up to a horizon: the next event of anybody
-//    else, and no later than the earliest data a command at or after now can return
-//    (min(tCL, tCWL) + tBL cycles: channels affect the rest only through completions, so
-//    nothing the window does can reach anybody before the horizon). While a refused sender
-//    waits for a retry (due at the next column command) the window is one tick.
-// Completions are delivered by events (Priority::Response) at the tick the last data beat
-// is back.
+// (pseudo-)channel. No per-cycle ticking: a channel knows the cycle of its next command, and
+// a driver issues it: on the event queue, one of the wake policies (wake_policy.h:
+// per-channel wake-ups for trace replay, one lookahead wake-up for a machine's DRAM); for a
+// whole trace, DirectReplay (direct_replay.h), without events. All of them issue the same
+// commands at the same cycles. Completions are delivered by events (Priority::Response) at
+// the tick the last data beat is back.
 //
 // Requests larger than one access atom (bus bytes x BL: 64 B on DDR4/DDR5, 32 B on HBM
 // pseudo-channels) are split into atoms, each mapped on its own; the request completes
@@ -31,25 +22,25 @@
 #include "mem/dram/controller.h"
 #include "mem/dram/dram_spec.h"
 #include "mem/dram/dram_stats.h"
+#include "mem/dram/wake_policy.h"
 #include "mem/memory_port.h"
 
 namespace fusim::dram {
-
-struct TraceRequest;
-
-enum class WakeMode { PerChannel, Lookahead };
 
 class DramSystem final : public mem::MemoryPort {
  public:
   // `file` names where the spec came from, for scheduler/mapping errors.
   DramSystem(DramSpec spec, EventQueue& queue, const std::string& file = "dram");
+  ~DramSystem() override;
 
+  // Room for every atom of `request` in its channels' queues; no side effect.
   bool will_accept(const mem::MemRequest& request) const override;
-  void send(const mem::MemRequest& request) override;
+  void send(const mem::MemRequest& request) override { send_at(request, queue_.now(), *wake_); }
   void set_completion(Completion completion) override { completion_ = std::move(completion); }
-
-  // Called once (from an event at the tick a queue entry frees) after will_accept refused.
+  // The retry runs once, from an event at the tick of the next column command (a queue
+  // entry frees), after request_retry().
   void set_retry(std::function<void()> retry) override { retry_ = std::move(retry); }
+  void request_retry() override { retry_requested_ = true; }
   // Before the first send only.
   void set_wake_mode(WakeMode mode);
   WakeMode wake_mode() const { return wake_mode_; }
@@ -64,26 +55,33 @@ class DramSystem final : public mem::MemoryPort {
   double peak_bandwidth_bytes_per_s() const { return spec_.peak_bandwidth_bytes_per_s(); }
   const DramSpec& spec() const { return spec_; }
   const AddressMapping& mapping() const { return mapping_; }
+  const Clock& clock() const { return clock_; }
   std::size_t in_flight() const { return live_; }
   // Tick the latest data transfer so far ends (a request's data may finish after the
   // queue runs dry when nobody waits for completions).
   Tick last_completion() const { return clock_.cycles(last_done_); }
-
-  // Trace replay without an event per step (direct_replay.cpp): sends trace[0..count) as
-  // replay_trace's event-driven feeder would, each at its arrival cycle or, while the
-  // queue it needs is full, at the first column command after the refusal, and issues the
-  // commands in between channel by channel. Leaves the queue holding exactly the events the
-  // event-driven replay holds after its last send (channel wake-ups, superseded ones too),
-  // so that running it finishes the replay identically. Every channel issues the same
-  // commands at the same cycles and every request completes at the same tick; only the
-  // interleaving of different channels' same-cycle commands seen by an observer may differ.
-  // Requires direct_replay_ok(). Returns the number of requests sent (all of them).
-  std::uint64_t replay_direct(const TraceRequest* trace, std::size_t count, std::uint32_t bytes);
   // A fresh system (queue empty at tick 0, nothing in flight) in WakeMode::PerChannel, no
-  // completion or retry callback.
+  // completion or retry callback: what DirectReplay needs.
   bool direct_replay_ok() const;
   bool observed() const { return static_cast<bool>(observer_); }
   int channel_count() const { return static_cast<int>(channels_.size()); }
+
+  // For the drivers that issue the channels' commands (wake policies, DirectReplay):
+  // the cycle of channel `ch`'s next command (kNoCycle while nothing is queued there),
+  Cycle next_cycle(int ch) { return channels_[ch]->next_cycle(); }
+  // whether it is a request's column command (RD/WR),
+  bool next_is_column(int ch) { return channels_[ch]->next_is_column(); }
+  // issuing it, with the request it serves accounted for (stats, completion, retry),
+  ColumnServed issue_next(int ch);
+  // send() at tick `at`, telling `wake` which channels were sent work (DirectReplay sends
+  // ahead of the queue's now() and keeps the wake-ups itself),
+  void send_at(const mem::MemRequest& request, Tick at, WakePolicy& wake);
+  // the channels of a request's atoms, in first-use order,
+  void channels_of(const mem::MemRequest& request, std::vector<int>& out) const;
+  // whether a refused sender waits for the retry,
+  bool retry_requested() const { return retry_requested_; }
+  // and the policy that wakes the channels from now on (DirectReplay hands over to one).
+  void set_wake_policy(std::unique_ptr<WakePolicy> wake) { wake_ = std::move(wake); }
 
  private:
   struct Slot {
@@ -95,7 +93,8 @@ class DramSystem final : public mem::MemoryPort {
   };
   // The atoms of one multi-atom request, decoded, and how many go to each channel. A
   // block that waits for room is asked about again and again and then sent: the last
-  // one's plan is kept so that it is decoded once, not at every ask.
+  // one's plan is kept so that it is decoded once, not at every ask (a cache: no effect
+  // on any answer).
   struct BlockPlan {
     bool valid = false;
     mem::Addr addr = 0;
@@ -105,17 +104,8 @@ class DramSystem final : public mem::MemoryPort {
   };
   const BlockPlan& plan(const mem::MemRequest& r) const;
   std::uint32_t atoms_of(const mem::MemRequest& r) const;
-  void run_channel(int channel);
-  void wake(int channel);
-  void ensure_wake(int channel);
-  void ensure_window(int channel);  // Lookahead (lookahead.cpp)
-  void run_window();
   void served(const ColumnServed& s);
   void complete(std::uint32_t token);
-  Tick now() const { return direct_ ? direct_now_ : queue_.now(); }
-  void issue_direct(int channel);
-  void touch_direct(int channel);
-  void begin_action(Cycle at);
 
   DramSpec spec_;
   EventQueue& queue_;
@@ -124,34 +114,18 @@ class DramSystem final : public mem::MemoryPort {
   std::uint32_t atom_bytes_;
   DramStats stats_;
   std::vector<std::unique_ptr<ChannelController>> channels_;
-  std::vector<Tick> wake_at_;  // the pending wake-up event of each channel, kNever if none
   WakeMode wake_mode_ = WakeMode::PerChannel;
-  // Lookahead: the system's pending wake-up, the channels with requests queued (once each),
-  // and the window's length in ticks.
-  Tick window_at_ = kNever;
-  std::vector<int> busy_;
-  std::vector<bool> in_busy_;
-  Tick lookahead_ = 0;
-  Tick horizon_ = 0;  // of the window being run (served() checks completions against it)
+  std::unique_ptr<WakePolicy> wake_;
   std::vector<Slot> slots_;
   std::uint32_t free_slot_ = UINT32_MAX;
   std::size_t live_ = 0;
   Cycle last_done_ = 0;
   Completion completion_;
   std::function<void()> retry_;
-  mutable bool retry_wanted_ = false;
+  bool retry_requested_ = false;
   mutable BlockPlan plan_;
   mutable std::vector<std::uint32_t> channel_atoms_;  // plan() scratch, zero between calls
   CommandObserver observer_;
-  // replay_direct's state: the feeder's tick, each channel's next command cycle, and the
-  // times of superseded wake-up events the event-driven replay would still hold.
-  bool direct_ = false;
-  Tick direct_now_ = 0;
-  std::vector<Cycle> direct_next_;
-  std::vector<std::pair<Tick, int>> stale_wakes_;  // (tick, channel)
-  std::uint64_t direct_action_ = 0;                // feeder actions so far
-  Cycle direct_cycle_ = 0;              // the current action's cycle (direct_now_ in cycles)
-  std::vector<std::uint64_t> touched_;  // per channel: the last action that touched it
 };
 
 // Builds the DRAM of a machine from its "dram" object ({"preset": name-or-path, ...}), in

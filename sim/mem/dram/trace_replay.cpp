@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "core/error.h"
+#include "mem/dram/direct_replay.h"
 
 namespace fusim::dram {
 namespace {
@@ -161,7 +162,10 @@ class TraceFeeder {
       r.bytes = bytes_;
       r.is_write = t.is_write;
       r.id = next_;
-      if (!dram_.will_accept(r)) return;  // the retry calls feed() again
+      if (!dram_.will_accept(r)) {
+        dram_.request_retry();  // the retry calls feed() again
+        return;
+      }
       dram_.send(r);
       ++next_;
     }
@@ -194,7 +198,7 @@ ReplayResult replay_trace(DramSystem& dram, EventQueue& queue,
   if (driver == ReplayDriver::Direct || (driver == ReplayDriver::Auto && direct_ok &&
                                          (!dram.observed() || dram.channel_count() == 1))) {
     ReplayResult result;
-    result.sent = dram.replay_direct(trace.data(), trace.size(), bytes);
+    result.sent = DirectReplay(dram, queue).run(trace.data(), trace.size(), bytes);
     queue.run();  // the channels' last wake-ups, as the event-driven replay ends
     dram.finish();
     result.stats = dram.stats() - before;

@@ -42,7 +42,7 @@ struct ReplayResult {
   std::uint64_t sent = 0;
 };
 // How replay_trace drives the DRAM: Events = a feeder on the event queue (each arrival and
-// each retry an event); Direct = DramSystem::replay_direct, the same commands at the same
+// each retry an event); Direct = DirectReplay (direct_replay.h), the same commands at the same
 // cycles without those events (whole traces only: no max_cycles); Auto = Direct where
 // DramSystem::direct_replay_ok(), there is no max_cycles and no command observer sees
 // several channels (whose same-cycle commands only the events put in order), else Events.

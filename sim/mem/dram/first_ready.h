@@ -1,0 +1,98 @@
+#pragma once
+// The request part of a channel's decision for the first-ready schedulers (FCFS, FR-FCFS
+// and its capped form): which queued request's next command issues first. Such a scheduler
+// looks only at each occupied bank's oldest row hit and oldest other request (BankQueues'
+// summaries): within one bank and class every request has the same next command and so
+// the same ready cycle (arrivals never exceed the decision floor), hence the oldest of
+// them is the only one it could pick. Each bank's candidate (its next command, whether
+// that is a hit, its age, where its earliest cycle lives in BankTiming) is kept between
+// decisions and worked out again only when the bank's requests, row or timing change, so a
+// decision is one pass over the occupied banks instead of one over the queue.
+// tests/dram/fast_path_test.cpp and command_stream_test.cpp pin that this gives the command
+// stream of the controller that handed every request to the scheduler.
+#include <cstdint>
+#include <vector>
+
+#include "mem/dram/bank_queues.h"
+#include "mem/dram/bank_timing.h"
+#include "mem/dram/command.h"
+#include "mem/dram/scheduler.h"
+
+namespace fusim::dram {
+
+// A command a channel could issue next.
+struct Decision {
+  Cycle cycle = kNoCycle;
+  Command cmd = Command::ACT;
+  int rank = 0, group = 0, bank = 0;  // bank: flat index in the channel
+  std::int64_t row = -1;
+  int entry = -1;  // slot in the active queue, or -1 (refresh, policy close)
+};
+
+class FirstReadyChoice {
+ public:
+  // `block_at[bank]`: the cycle from which a due refresh blocks the bank's commands (its
+  // rank's due cycle under all-bank refresh, that of the bank the rank refreshes next under
+  // per-bank refresh; kNoCycle: none). All references are the controller's state.
+  FirstReadyChoice(const DramSpec& spec, Scheduler::Order order, BankQueues& queues,
+                   const std::vector<BankRow>& rows, const BankTiming& timing,
+                   const std::vector<Cycle>& block_at);
+
+  // The candidate of `bank` in queue `q` (or in both) must be worked out again: its
+  // requests, its row or its timing changed.
+  void invalidate(int q, int bank) { candidates_[q * banks_ + bank].stale = true; }
+  void invalidate(int bank) {
+    candidates_[bank].stale = true;
+    candidates_[banks_ + bank].stale = true;
+  }
+  bool stale(int q, int bank) const { return candidates_[q * banks_ + bank].stale; }
+
+  // The first-ready choice among queue `q`'s requests at or after `base`: `request` gets its
+  // command (cycle kNoCycle where every candidate is blocked by a refresh).
+  void choose(int q, Cycle base, Decision& request);
+  // After a request arrived at `bank` of queue `q`, the active one, with `request` chosen
+  // before it (at the same base): weighs the bank's new candidate against it and updates
+  // `request` where it wins.
+  void weigh(int q, int bank, Cycle base, Decision& request);
+
+ private:
+  struct Candidate {
+    std::uint64_t seq = BankQueues::kNone;
+    Cycle bank_ready = 0;  // the bank level of `cmd`'s earliest cycle (BankTiming::bank_level)
+    // The bank group and rank levels of `cmd`'s earliest cycle in BankTiming, which move
+    // without the candidate changing.
+    const Cycle* group_level = nullptr;
+    const Cycle* rank_level = nullptr;
+    std::uint64_t key_low = 0;  // the low part of the first-ready key: not a hit, bank
+    int slot = -1;
+    bool stale = true;
+    bool hit = false;
+    Command cmd = Command::ACT;
+  };
+  // The first-ready key: ready - base << kDeltaShift | not a hit << kHitShift | age
+  // (relative to the oldest queued, < 2^kAgeBits) << kBankBits | bank.
+  static constexpr int kBankBits = 7, kAgeBits = 32, kHitShift = kBankBits + kAgeBits,
+                       kDeltaShift = kHitShift + 1;
+
+  void refresh(Candidate& c, int q, int bank);
+  void scan(int q, Cycle base, Decision& request);
+  void fill(int q, Cycle cycle, int bank, Decision& request);
+  Cycle earliest(const Candidate& c) const {
+    return std::max(c.bank_ready, std::max(*c.group_level, *c.rank_level));
+  }
+
+  const Scheduler::Order order_;
+  const std::size_t banks_;
+  BankQueues& queues_;
+  const std::vector<BankRow>& rows_;
+  const BankTiming& timing_;
+  const std::vector<Cycle>& block_at_;
+  std::vector<std::uint8_t> bank_rank_;
+  std::vector<std::uint16_t> bank_group_slot_;  // rank * bankgroups + group
+  std::vector<Candidate> candidates_;           // [queue * banks + bank]
+  // What the last choice chose, for weigh().
+  bool chosen_hit_ = false;
+  std::uint64_t chosen_seq_ = BankQueues::kNone;
+};
+
+}  // namespace fusim::dram
