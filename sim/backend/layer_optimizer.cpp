@@ -1,5 +1,6 @@
 #include "backend/layer_optimizer.h"
 
+#include <ATen/record_function.h>
 #include <fmt/format.h>
 #include <cmath>
 
@@ -17,6 +18,13 @@ bool needs_state2(const OptimizerConfig& c) {
   return c.kind == OptimizerKind::Adam || c.kind == OptimizerKind::AdamW ||
          c.kind == OptimizerKind::Lamb;
 }
+// torch 1.13 keeps state['step'] as a 0-dim float tensor for these (adam.py:212,
+// adamw.py, adagrad.py): bumping and reading it are kernels of every update. RMSprop's
+// step and timm LAMB's are Python ints.
+bool has_step_tensor(const OptimizerConfig& c) {
+  return c.kind == OptimizerKind::Adam || c.kind == OptimizerKind::AdamW ||
+         c.kind == OptimizerKind::Adagrad;
+}
 // LAMB's layer-wise trust ratio ||p|| / ||update|| as timm computes it: 1 where either norm
 // is zero (a zero weight, e.g. a fresh bias, or a zero update), as 0-dim tensors so that
 // no value goes back to the host (timm/optim/lamb.py: nested torch.where).
@@ -27,6 +35,22 @@ at::Tensor lamb_trust_ratio(const at::Tensor& w_norm, const at::Tensor& u_norm) 
 std::vector<at::Scalar> scalars(const std::vector<double>& v) {
   return std::vector<at::Scalar>(v.begin(), v.end());
 }
+const char* fused_kernel_name(OptimizerKind kind) {
+  switch (kind) {
+    case OptimizerKind::Sgd:
+      return "fusim::fused_sgd";
+    case OptimizerKind::Adam:
+    case OptimizerKind::AdamW:
+      return "fusim::fused_adam";
+    case OptimizerKind::Adagrad:
+      return "fusim::fused_adagrad";
+    case OptimizerKind::RmsProp:
+      return "fusim::fused_rmsprop";
+    case OptimizerKind::Lamb:
+      break;
+  }
+  return "fusim::fused_lamb";
+}
 }  // namespace
 
 LayerOptimizer::LayerOptimizer(OptimizerConfig config, OptimizerImpl impl,
@@ -36,9 +60,14 @@ LayerOptimizer::LayerOptimizer(OptimizerConfig config, OptimizerImpl impl,
     params_.push_back(p.detach());
     if (needs_state1(config_)) state1_.push_back(at::zeros_like(params_.back()));
     if (needs_state2(config_)) state2_.push_back(at::zeros_like(params_.back()));
-    if (config_.kind == OptimizerKind::Lamb && impl == OptimizerImpl::Fused)
-      update_.push_back(at::empty_like(params_.back()));
-    step_tensors_.push_back(at::zeros({}, params_.back().options().dtype(at::kFloat)));
+    // torch.tensor(0.) on the CPU whatever the param's device (adam.py:212), except for
+    // the fused CUDA kernel, which reads them on the device (torch.zeros((1,), cuda)).
+    const bool device_steps = impl == OptimizerImpl::Fused && params_.back().is_cuda();
+    if ((has_step_tensor(config_) && impl != OptimizerImpl::Fused) || device_steps)
+      step_tensors_.push_back(
+          at::zeros({}, at::TensorOptions()
+                            .dtype(at::kFloat)
+                            .device(device_steps ? params_.back().device() : at::kCPU)));
   }
   if (impl_ == OptimizerImpl::Fused) {
     for (const auto& p : params_) {
@@ -69,11 +98,12 @@ void LayerOptimizer::step(const std::vector<at::Tensor>& grads) {
   }
 }
 
-// torch/optim/{sgd,adam,adamw,adagrad,rmsprop}.py, _single_tensor_*: the same ATen calls;
-// LAMB: timm/optim/lamb.py's per-tensor body (the ops of schedule/optimizer.cpp's "lamb").
+// torch/optim/{sgd,adam,adamw,adagrad,rmsprop}.py, _single_tensor_* (PyTorch 1.13): the
+// same ATen calls in the same order, the step counter included; LAMB: timm/optim/lamb.py's
+// per-tensor body (the ops of schedule/optimizer.cpp's "lamb"). grad.conj() (adam.py:364)
+// is the identity on real tensors and dispatches no kernel: left out.
 void LayerOptimizer::step_loop(const std::vector<at::Tensor>& grads) {
   const auto& c = config_;
-  const double t = double(step_);
   for (std::size_t i = 0; i < params_.size(); ++i) {
     auto& p = params_[i];
     at::Tensor g = grads[i];
@@ -89,12 +119,14 @@ void LayerOptimizer::step_loop(const std::vector<at::Tensor>& grads) {
         break;
       case OptimizerKind::Adam:
       case OptimizerKind::AdamW: {
+        step_tensors_[i].add_(1);  // step_t += 1
         if (c.kind == OptimizerKind::AdamW)
           p.mul_(1 - c.lr * c.weight_decay);
         else if (c.weight_decay != 0)
           g = g.add(p, c.weight_decay);
         state1_[i].mul_(c.beta1).add_(g, 1 - c.beta1);
         state2_[i].mul_(c.beta2).addcmul_(g, g, 1 - c.beta2);
+        const double t = step_tensors_[i].item<double>();  // step = step_t.item()
         const double step_size = c.lr / (1 - std::pow(c.beta1, t));
         const double bc2_sqrt = std::sqrt(1 - std::pow(c.beta2, t));
         auto denom = (state2_[i].sqrt() / bc2_sqrt).add_(c.eps);
@@ -102,6 +134,8 @@ void LayerOptimizer::step_loop(const std::vector<at::Tensor>& grads) {
         break;
       }
       case OptimizerKind::Adagrad: {
+        step_tensors_[i].add_(1);
+        const double t = step_tensors_[i].item<double>();
         if (c.weight_decay != 0) g = g.add(p, c.weight_decay);
         const double clr = c.lr / (1 + (t - 1) * c.lr_decay);
         state1_[i].addcmul_(g, g, 1.0);
@@ -117,6 +151,7 @@ void LayerOptimizer::step_loop(const std::vector<at::Tensor>& grads) {
         break;
       }
       case OptimizerKind::Lamb: {
+        const double t = double(step_);  // timm: group['step'], a Python int
         state1_[i].mul_(c.beta1).add_(g, 1 - c.beta1);
         state2_[i].mul_(c.beta2).addcmul_(g, g, 1 - c.beta2);
         const double bc1 = 1 - std::pow(c.beta1, t);
@@ -135,50 +170,75 @@ void LayerOptimizer::step_loop(const std::vector<at::Tensor>& grads) {
   }
 }
 
-// torch/optim/*.py, _multi_tensor_*: the same steps over the layer's tensor list.
+// torch/optim/*.py, _multi_tensor_* (PyTorch 1.13): the same steps over the layer's tensor
+// list, in torch's order and with torch's in-place choices (schedule/optimizer.cpp's
+// foreach bodies); line numbers of the Debian 1.13.1 sources.
 void LayerOptimizer::step_foreach(const std::vector<at::Tensor>& grads_in) {
   const auto& c = config_;
-  const double t = double(step_);
   std::vector<at::Tensor> g = grads_in;
   const std::size_t n = params_.size();
   switch (c.kind) {
-    case OptimizerKind::Sgd:
+    case OptimizerKind::Sgd:  // sgd.py:248-304
       if (c.weight_decay != 0) g = at::_foreach_add(g, params_, c.weight_decay);
       if (c.momentum != 0) {
         at::_foreach_mul_(state1_, c.momentum);
         at::_foreach_add_(state1_, g, 1 - c.dampening);
-        g = c.nesterov ? at::_foreach_add(g, state1_, c.momentum) : state1_;
+        if (c.nesterov)
+          at::_foreach_add_(g, state1_, c.momentum);  // into the grads (sgd.py:298)
+        else
+          g = state1_;
       }
       at::_foreach_add_(params_, g, -c.lr);
       break;
-    case OptimizerKind::Adam:
+    case OptimizerKind::Adam:  // adam.py:453-523; adamw.py:352-422
     case OptimizerKind::AdamW: {
+      at::_foreach_add_(step_tensors_, 1);
       if (c.kind == OptimizerKind::AdamW)
         at::_foreach_mul_(params_, 1 - c.lr * c.weight_decay);
       else if (c.weight_decay != 0)
-        g = at::_foreach_add(g, params_, c.weight_decay);
+        at::_foreach_add_(g, params_, c.weight_decay);
       at::_foreach_mul_(state1_, c.beta1);
       at::_foreach_add_(state1_, g, 1 - c.beta1);
       at::_foreach_mul_(state2_, c.beta2);
       at::_foreach_addcmul_(state2_, g, g, 1 - c.beta2);
-      const double step_size = -c.lr / (1 - std::pow(c.beta1, t));
-      const double bc2_sqrt = std::sqrt(1 - std::pow(c.beta2, t));
-      auto denom = at::_foreach_sqrt(state2_);
-      at::_foreach_div_(denom, scalars(std::vector<double>(n, bc2_sqrt)));
-      denom = at::_foreach_add(denom, c.eps);
-      at::_foreach_addcdiv_(params_, state1_, denom, scalars(std::vector<double>(n, step_size)));
+      // bias_correction1 = [1 - beta1 ** step.item() ...], bias_correction2 likewise.
+      std::vector<double> bc1(n), bc2(n);
+      for (std::size_t i = 0; i < n; ++i)
+        bc1[i] = 1 - std::pow(c.beta1, step_tensors_[i].item<double>());
+      for (std::size_t i = 0; i < n; ++i)
+        bc2[i] = 1 - std::pow(c.beta2, step_tensors_[i].item<double>());
+      std::vector<double> step_size(n), bc2_sqrt(n);
+      for (std::size_t i = 0; i < n; ++i) {
+        step_size[i] = (c.lr / bc1[i]) * -1;
+        bc2_sqrt[i] = std::sqrt(bc2[i]);
+      }
+      auto sqrt = at::_foreach_sqrt(state2_);
+      at::_foreach_div_(sqrt, scalars(bc2_sqrt));
+      const auto denom = at::_foreach_add(sqrt, c.eps);
+      sqrt.clear();  // as the schedule's allocator model: a temporary dies after its last pass
+      at::_foreach_addcdiv_(params_, state1_, denom, scalars(step_size));
       break;
     }
-    case OptimizerKind::Adagrad: {
-      if (c.weight_decay != 0) g = at::_foreach_add(g, params_, c.weight_decay);
-      const double minus_clr = -c.lr / (1 + (t - 1) * c.lr_decay);
-      at::_foreach_addcmul_(state1_, g, g, 1.0);
-      auto std_ = at::_foreach_add(at::_foreach_sqrt(state1_), c.eps);
-      at::_foreach_addcdiv_(params_, g, std_, scalars(std::vector<double>(n, minus_clr)));
+    case OptimizerKind::Adagrad: {  // adagrad.py:324-342
+      at::_foreach_add_(step_tensors_, 1);
+      if (c.weight_decay != 0) at::_foreach_add_(g, params_, c.weight_decay);
+      // minus_clr = [-lr / (1 + (step - 1) * lr_decay) for step in state_steps]: 0-dim
+      // tensor arithmetic (Tensor.__rtruediv__ is reciprocal() * other, torch/_tensor.py).
+      std::vector<at::Tensor> minus_clr;
+      for (const auto& step : step_tensors_)
+        minus_clr.push_back(step.sub(1).mul(c.lr_decay).add(1).reciprocal().mul(-c.lr));
+      at::_foreach_addcmul_(state1_, g, g, 1);
+      auto sqrt = at::_foreach_sqrt(state1_);
+      const auto std_ = at::_foreach_add(sqrt, c.eps);
+      sqrt.clear();
+      auto scaled = at::_foreach_mul(g, minus_clr);
+      const auto to_add = at::_foreach_div(scaled, std_);
+      scaled.clear();
+      at::_foreach_add_(params_, to_add);
       break;
     }
-    case OptimizerKind::RmsProp: {
-      if (c.weight_decay != 0) g = at::_foreach_add(g, params_, c.weight_decay);
+    case OptimizerKind::RmsProp: {  // rmsprop.py:289-324
+      if (c.weight_decay != 0) at::_foreach_add_(g, params_, c.weight_decay);
       at::_foreach_mul_(state1_, c.alpha);
       at::_foreach_addcmul_(state1_, g, g, 1 - c.alpha);
       auto avg = at::_foreach_sqrt(state1_);
@@ -187,27 +247,30 @@ void LayerOptimizer::step_foreach(const std::vector<at::Tensor>& grads_in) {
       break;
     }
     case OptimizerKind::Lamb: {
-      // timm's body with each step over the tensor list; the norms are _foreach_norm.
+      // timm's body with each step over the tensor list; the norms are _foreach_norm, the
+      // trust ratio 0-dim arithmetic per tensor as in the loop.
+      const double t = double(step_);
       at::_foreach_mul_(state1_, c.beta1);
       at::_foreach_add_(state1_, g, 1 - c.beta1);
       at::_foreach_mul_(state2_, c.beta2);
       at::_foreach_addcmul_(state2_, g, g, 1 - c.beta2);
       const double bc1 = 1 - std::pow(c.beta1, t);
       const double bc2_sqrt = std::sqrt(1 - std::pow(c.beta2, t));
-      auto denom = at::_foreach_div(at::_foreach_sqrt(state2_), bc2_sqrt);
+      auto sqrt = at::_foreach_sqrt(state2_);
+      auto denom = at::_foreach_div(sqrt, bc2_sqrt);
+      sqrt.clear();
       at::_foreach_add_(denom, c.eps);
       auto update = at::_foreach_div(state1_, bc1);
       at::_foreach_div_(update, denom);
+      denom.clear();
       if (c.weight_decay != 0) {
         at::_foreach_add_(update, params_, c.weight_decay);
         const auto w_norms = at::_foreach_norm(params_, 2);
         const auto u_norms = at::_foreach_norm(update, 2);
-        // One where over the layer's stacked norms; each ratio expanded to its tensor's
-        // shape (a stride-0 view, so _foreach_mul_ pairs equal shapes on every device).
-        const auto ratios = lamb_trust_ratio(at::stack(w_norms), at::stack(u_norms)).unbind();
-        std::vector<at::Tensor> expanded;
-        for (std::size_t i = 0; i < n; ++i) expanded.push_back(ratios[i].expand_as(update[i]));
-        at::_foreach_mul_(update, expanded);
+        std::vector<at::Tensor> ratios;
+        for (std::size_t i = 0; i < n; ++i)
+          ratios.push_back(lamb_trust_ratio(w_norms[i], u_norms[i]));
+        at::_foreach_mul_(update, ratios);  // each 0-dim ratio broadcast over its tensor
       }
       at::_foreach_add_(params_, update, -c.lr);
       break;
@@ -227,6 +290,8 @@ void LayerOptimizer::step_fused(const std::vector<at::Tensor>& grads) {
   }
   for (std::size_t i = 0; i < params_.size(); ++i) {
     auto& p = params_[i];
+    // Visible to torch.profiler and to OpCounter as one kernel over the param.
+    RECORD_FUNCTION(fused_kernel_name(c.kind), std::vector<c10::IValue>({p}));
     const at::Tensor g = grads[i].contiguous();
     float* pp = p.data_ptr<float>();
     const float* gp = g.data_ptr<float>();
@@ -265,29 +330,39 @@ void LayerOptimizer::step_lamb_fused(const std::vector<at::Tensor>& grads) {
   const auto& c = config_;
   const std::size_t n = params_.size();
   std::vector<at::Tensor> g(n);
+  // The update, materialised between the stages: a temporary of each step, as the
+  // schedule's allocator model has it (freed after stage 4).
+  std::vector<at::Tensor> update(n);
   for (std::size_t i = 0; i < n; ++i) {
+    update[i] = at::empty_like(params_[i]);
+    RECORD_FUNCTION("fusim::fused_lamb_stage1", std::vector<c10::IValue>({params_[i]}));
     g[i] = grads[i].contiguous();
     fused::lamb_stage1(params_[i].data_ptr<float>(), g[i].data_ptr<float>(),
                        state1_[i].data_ptr<float>(), state2_[i].data_ptr<float>(),
-                       update_[i].data_ptr<float>(), params_[i].numel(), step_, c.beta1, c.beta2,
+                       update[i].data_ptr<float>(), params_[i].numel(), step_, c.beta1, c.beta2,
                        c.eps, c.weight_decay);
   }
   std::vector<double> w_norm(n), u_norm(n);
-  for (std::size_t i = 0; i < n; ++i)
-    w_norm[i] = fused::l2_norm(params_[i].data_ptr<float>(), params_[i].numel());
-  for (std::size_t i = 0; i < n; ++i)
-    u_norm[i] = fused::l2_norm(update_[i].data_ptr<float>(), update_[i].numel());
   for (std::size_t i = 0; i < n; ++i) {
+    RECORD_FUNCTION("fusim::fused_l2_norm", std::vector<c10::IValue>({params_[i]}));
+    w_norm[i] = fused::l2_norm(params_[i].data_ptr<float>(), params_[i].numel());
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    RECORD_FUNCTION("fusim::fused_l2_norm", std::vector<c10::IValue>({update[i]}));
+    u_norm[i] = fused::l2_norm(update[i].data_ptr<float>(), update[i].numel());
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    RECORD_FUNCTION("fusim::fused_lamb_stage2", std::vector<c10::IValue>({params_[i]}));
     const bool adapt = c.weight_decay != 0 && w_norm[i] > 0 && u_norm[i] > 0;
     const double ratio = adapt ? c.lr * (w_norm[i] / u_norm[i]) : c.lr;
-    fused::lamb_stage2(params_[i].data_ptr<float>(), update_[i].data_ptr<float>(),
+    fused::lamb_stage2(params_[i].data_ptr<float>(), update[i].data_ptr<float>(),
                        params_[i].numel(), ratio);
   }
 }
 
 std::vector<at::Tensor> LayerOptimizer::state_tensors() const {
   std::vector<at::Tensor> all;
-  for (const auto* v : {&state1_, &state2_, &update_, &step_tensors_})
+  for (const auto* v : {&state1_, &state2_, &step_tensors_})
     all.insert(all.end(), v->begin(), v->end());
   return all;
 }

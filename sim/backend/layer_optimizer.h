@@ -1,8 +1,11 @@
 #pragma once
 // U_i: the optimizer update of one layer's parameters, in one of three implementations
-// with identical math (torch.optim, PyTorch 1.13):
-//   loop    - per tensor, one ATen op per elementwise step (torch.optim foreach=False);
-//   foreach - the same steps as at::_foreach_* ops over the layer's tensors (foreach=True);
+// with identical math (torch.optim, PyTorch 1.13), each making the ATen calls the
+// schedule's optimizer table lists for it (schedule/optimizer.h; tests/backend/
+// update_count_test.cpp counts them):
+//   loop    - per tensor, one ATen op per elementwise step (torch.optim foreach=False),
+//             the 0-dim step counter bumped and read as torch does;
+//   foreach - torch's _multi_tensor_* body as at::_foreach_* ops over the layer's tensors;
 //   fused   - one pass per tensor: fused::* kernels on CPU, at::_fused_adam_ on CUDA.
 // State (momentum buffers, exp_avg, exp_avg_sq, sums) is allocated up front, as a tuned
 // trainer does, so that no step allocates it lazily.
@@ -34,11 +37,12 @@ class LayerOptimizer {
 
   OptimizerConfig config_;
   schedule::OptimizerImpl impl_;
-  std::vector<at::Tensor> params_;        // detached views sharing storage with the model's
-  std::vector<at::Tensor> state1_;        // momentum_buffer | exp_avg | sum | square_avg
-  std::vector<at::Tensor> state2_;        // exp_avg_sq (adam, adamw, lamb)
-  std::vector<at::Tensor> update_;        // fused lamb: the update between stages 1 and 4
-  std::vector<at::Tensor> step_tensors_;  // float step counts for at::_fused_adam_ (CUDA)
+  std::vector<at::Tensor> params_;  // detached views sharing storage with the model's
+  std::vector<at::Tensor> state1_;  // momentum_buffer | exp_avg | sum | square_avg
+  std::vector<at::Tensor> state2_;  // exp_avg_sq (adam, adamw, lamb)
+  // 0-dim float step counts: torch's state['step'] of adam, adamw, adagrad (CPU), and the
+  // device step counts of at::_fused_adam_ (CUDA).
+  std::vector<at::Tensor> step_tensors_;
   std::int64_t step_ = 0;
 };
 

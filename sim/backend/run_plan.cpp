@@ -14,6 +14,7 @@ std::vector<schedule::Schedule> build_run_schedules(
   request.steps = schedule_steps_for(options);
   request.mixed_file = mixed_file;
   request.gpu_streams = options.device == "cuda";  // U on a side stream where backward-fused
+  request.device = request.gpu_streams ? schedule::DeviceKind::Gpu : schedule::DeviceKind::Cpu;
   return schedule::build_schedules(trace, orderings, request);
 }
 

@@ -60,7 +60,10 @@ nlohmann::json schedule_json(const workload::Trace& trace, const Schedule& s) {
                    {"layer", trace.layers[std::size_t(op.layer)].name},
                    {"step", op.step},
                    {"stream", op.stream},
-                   {"deps", op.deps}});
+                   {"deps", op.deps},
+                   {"kernels", op.kernels},
+                   {"passes", op.passes.size()},
+                   {"flops", op.flops}});
   return {{"ordering", std::string(to_string(s.ordering))},
           {"optimizer", s.optimizer},
           {"impl", std::string(to_string(s.impl))},
@@ -131,6 +134,7 @@ void run_schedule(const ScheduleCmdOptions& opt) {
   request.steps = opt.steps;
   request.mixed_file = opt.mixed;
   request.gpu_streams = opt.gpu_streams;
+  request.device = opt.gpu_streams ? DeviceKind::Gpu : DeviceKind::Cpu;
   request.memory.mixed_precision = opt.mixed_precision;
   request.memory.optimizer_shards = opt.optimizer_shards;
   auto grad_buffer = parse_grad_buffer(opt.grad_buffer);
@@ -196,15 +200,17 @@ void add_schedule_command(CLI::App& app) {
   cmd->add_option("--optimizer", opt->optimizer, "One of: " + optimizer_names())
       ->capture_default_str();
   cmd->add_option("--impl", opt->impl,
-                  "loop (one kernel per op per tensor) | foreach (one kernel per op per group) |\n"
-                  "fused (one pass per tensor, one kernel per stage)")
+                  "loop (one kernel per op per tensor) | foreach (one kernel per op per group on\n"
+                  "a GPU, per tensor on a CPU) | fused (one pass per tensor per stage; one kernel\n"
+                  "per stage on a GPU, per tensor on a CPU); docs/optimizer_update.md")
       ->capture_default_str();
   cmd->add_option("--steps", opt->steps,
                   "Training steps to unroll (default 1; 2 when an update is forward-fused;\n"
                   "forward-fused needs >= 2)");
   cmd->add_option("--mixed", opt->mixed, "Per-layer ordering JSON file for --ordering mixed");
   cmd->add_flag("--gpu-streams", opt->gpu_streams,
-                "Put backward-fused updates on stream 1 so U_i overlaps B_{i-1} on a GPU");
+                "A GPU schedule: backward-fused updates on stream 1 (U_i overlaps B_{i-1}),\n"
+                "optimizer kernels counted as GPU launches");
   // Issue 20: the memory model (schedule/memory_options.h).
   cmd->add_flag("--mixed-precision", opt->mixed_precision,
                 "Megatron mixed precision for a 16-bit trace: fp32 main grads, fp32 master\n"

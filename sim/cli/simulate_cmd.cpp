@@ -50,6 +50,7 @@ void run_simulate(const SimulateCmdOptions& opt) {
   request.steps = opt.steps;
   request.mixed_file = opt.mixed;
   request.gpu_streams = machine.kind == compute::UnitKind::Gpu;
+  request.device = request.gpu_streams ? schedule::DeviceKind::Gpu : schedule::DeviceKind::Cpu;
 
   exec::SimOptions sim;
   sim.fidelity = exec::parse_fidelity_name(opt.fidelity);

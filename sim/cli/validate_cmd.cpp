@@ -59,6 +59,7 @@ void run_validate(ValidateCmdOptions opt) {
   request.steps = opt.sim_steps;
   request.mixed_file = be.mixed;
   request.gpu_streams = machine.kind == compute::UnitKind::Gpu;
+  request.device = request.gpu_streams ? schedule::DeviceKind::Gpu : schedule::DeviceKind::Cpu;
   std::vector<Tick> predicted;
   for (auto ordering : orderings) {
     fmt::print(stderr, "validate: simulating {} on {}\n", to_string(ordering), machine.name);

@@ -109,6 +109,7 @@ AccessProgram build_access_program(const workload::Trace& trace, const schedule:
   for (const auto& pass : op.passes) {
     ProgramPass out;
     out.flops = pass.flops;
+    out.max_threads = pass.max_threads;
     for (const auto& access : pass.accesses) {
       const schedule::Tensor& t = schedule.tensors.at(static_cast<std::size_t>(access.tensor));
       if (t.bytes <= 0) continue;

@@ -43,6 +43,7 @@ struct StreamRange {
 struct ProgramPass {
   std::vector<StreamRange> ranges;  // streamed together, interleaved in chunks
   std::int64_t flops = 0;
+  int max_threads = 0;  // CPU: the most of the op's cores the pass keeps busy (0: all)
   std::int64_t streamed_bytes() const;
 };
 

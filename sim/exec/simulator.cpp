@@ -200,10 +200,20 @@ void Simulator::begin_work(int id) {
   advance(id);
 }
 
+// Cores that work on the current pass: all of the op's, or fewer where the kernel's grain
+// leaves some idle (a small tensor's elementwise op runs on one thread: MemoryPass::
+// max_threads). GPUs: every SM the op holds.
+int Simulator::pass_cores(const OpState& s) const {
+  const int all = static_cast<int>(s.cores.size());
+  const int limit =
+      gpu_ || s.pass >= s.program.passes.size() ? 0 : s.program.passes[s.pass].max_threads;
+  return limit > 0 ? std::min(all, limit) : all;
+}
+
 Tick Simulator::compute_time(const OpState& s, std::int64_t flops) const {
   if (flops <= 0) return 0;
-  double rate = machine_.compute.flops_per_second(s.program.op_class, s.program.dtype,
-                                                  static_cast<int>(s.cores.size()));
+  double rate =
+      machine_.compute.flops_per_second(s.program.op_class, s.program.dtype, pass_cores(s));
   FUSIM_ASSERT(rate > 0, "a positive FLOP rate");
   return static_cast<Tick>(static_cast<double>(flops) / rate * 1e12 + 0.5);
 }
@@ -212,7 +222,7 @@ void Simulator::issue_chunk(int id, int chunk) {
   OpState& s = ops_[static_cast<std::size_t>(id)];
   const compute::ProgramPass& pass = s.program.passes[s.pass];
   const auto unit = static_cast<std::int64_t>(caches_->unit_bytes());
-  const auto cores = static_cast<std::int64_t>(s.cores.size());
+  const auto cores = static_cast<std::int64_t>(pass_cores(s));
   const int chunks = s.chunks;
   int& outstanding = s.outstanding[static_cast<std::size_t>(chunk)];
   outstanding = 1;  // held until every range of the chunk is issued

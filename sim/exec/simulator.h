@@ -48,6 +48,7 @@ class Simulator {
   void advance(int op);
   void issue_chunk(int op, int chunk);
   void finish(int op);
+  int pass_cores(const OpState& s) const;
   Tick compute_time(const OpState& s, std::int64_t flops) const;
   int ready_lanes_waiting(int except_lane) const;
   Snapshot snapshot() const;

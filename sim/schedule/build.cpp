@@ -177,6 +177,8 @@ Schedule build_schedule(const workload::Trace& trace, const ScheduleOptions& opt
   s.optimizer = options.optimizer;
   s.impl = options.impl;
   s.gpu_streams = options.gpu_streams;
+  s.device = options.device;
+  s.execution = options.execution;
   s.memory = options.memory;
   if (s.memory.optimizer_shards < 1)
     throw InputError(fmt::format("optimizer shards: expected an integer >= 1, got {}",

@@ -17,6 +17,10 @@ constexpr std::array<std::pair<OptimizerImpl, std::string_view>, 3> kImpls{{
     {OptimizerImpl::Foreach, "foreach"},
     {OptimizerImpl::Fused, "fused"},
 }};
+constexpr std::array<std::pair<Execution, std::string_view>, 2> kExecutions{{
+    {Execution::Layers, "layers"},
+    {Execution::Graph, "graph"},
+}};
 constexpr std::array<std::pair<LayerMode, std::string_view>, 3> kModes{{
     {LayerMode::Eager, "eager"},
     {LayerMode::Backward, "backward"},
@@ -49,6 +53,12 @@ std::string_view to_string(OptimizerImpl impl) {
 }
 std::optional<OptimizerImpl> parse_optimizer_impl(std::string_view name) {
   return value_of<OptimizerImpl>(kImpls, name);
+}
+std::string_view to_string(Execution execution) {
+  return name_of(kExecutions, execution);
+}
+std::optional<Execution> parse_execution(std::string_view name) {
+  return value_of<Execution>(kExecutions, name);
 }
 std::string_view to_string(LayerMode mode) {
   return name_of(kModes, mode);

@@ -56,6 +56,8 @@ ScheduleOptions schedule_options(Ordering ordering, const ScheduleRequest& r) {
   so.impl = r.impl;
   so.steps = r.steps;
   so.gpu_streams = r.gpu_streams;
+  so.device = r.device;
+  so.execution = r.execution;
   if (ordering == Ordering::Mixed) so.mixed_file = r.mixed_file;
   return so;
 }

@@ -21,6 +21,22 @@ enum class OptimizerImpl { Loop, Foreach, Fused };
 std::string_view to_string(OptimizerImpl impl);  // "loop", "foreach", "fused"
 std::optional<OptimizerImpl> parse_optimizer_impl(std::string_view name);
 
+// What executes the schedule: the kernels an optimizer implementation launches differ
+// (a CPU foreach op is a loop of per-tensor kernels, a GPU one a multi-tensor launch).
+enum class DeviceKind { Cpu, Gpu };
+
+// How the real backend drives the step, and which host costs the model charges for it:
+//   layers  one autograd graph per layer, cut at detached boundaries; every B op is its own
+//           torch::autograd::grad call, every U op a call between them (backend/
+//           training_state.h): the op list exactly as scheduled;
+//   graph   one autograd graph per step, as a PyTorch user's loop: loss.backward() runs
+//           every B op inside the autograd engine; backward-fused steps a per-parameter
+//           optimizer in a hook on each parameter's gradient accumulator, forward-fused
+//           steps it before the layer's forward (backend/graph_state.h).
+enum class Execution { Layers, Graph };
+std::string_view to_string(Execution execution);  // "layers", "graph"
+std::optional<Execution> parse_execution(std::string_view name);
+
 // Op kinds as written in JSON: "F", "Bx" (input gradient), "Bw" (weight gradient),
 // "U" (optimizer update), "L" (loss forward + its backward seed).
 enum class OpKind { Forward, BackwardInput, BackwardWeight, Update, Loss };
@@ -58,6 +74,9 @@ struct TensorAccess {
 struct MemoryPass {
   std::vector<TensorAccess> accesses;
   std::int64_t flops = 0;
+  // Added: the most threads (CPU cores) the pass can keep busy, from the kernel's grain
+  // (optimizer_pass_threads); 0: as many as the op runs on.
+  int max_threads = 0;
 };
 
 // Added: why an edge exists. Data: the op reads what the dependency writes (or overwrites
@@ -114,6 +133,8 @@ struct Schedule {
   // Added: the U placement used for each trace layer (size == trace.layers.size()).
   std::vector<LayerMode> layer_modes;
   bool gpu_streams = false;
+  DeviceKind device = DeviceKind::Cpu;      // added
+  Execution execution = Execution::Layers;  // added
   MemoryOptions memory;  // added (issue 20): precision, sharding, grad buffer, attention
 };
 
@@ -123,9 +144,11 @@ struct ScheduleOptions {
   OptimizerImpl impl = OptimizerImpl::Foreach;
   int steps = 0;           // 0: the ordering's default (1; 2 where some U_i is forward-fused)
   std::string mixed_file;  // Mixed: the per-layer JSON file ...
-  std::optional<MixedOrdering> mixed;  // ... or the spec in memory (wins over the file)
-  bool gpu_streams = false;            // U of backward-fused layers on stream 1 (overlaps B_{i-1})
-  MemoryOptions memory;                // mixed precision, sharding, grad buffer, attention
+  std::optional<MixedOrdering> mixed;   // ... or the spec in memory (wins over the file)
+  bool gpu_streams = false;             // U of backward-fused layers on stream 1 (overlaps B_{i-1})
+  DeviceKind device = DeviceKind::Cpu;  // added: kernels per optimizer impl
+  Execution execution = Execution::Layers;  // added: host costs of the backend's execution
+  MemoryOptions memory;                 // mixed precision, sharding, grad buffer, attention
 };
 
 // Builds the op DAG, issue order, streams, tensors, passes, addresses and peak memory.

@@ -9,7 +9,7 @@ struct ParamTensors {
   int master = -1;            // float32 master weights under mixed precision (memory_options.h)
   std::int64_t elements = 0;  // the elements this rank updates (its shard)
   std::vector<int> state;     // per spec.state
-  int temp[3] = {-1, -1, -1};
+  int temp[kMaxTemporaries] = {-1, -1, -1, -1};
 };
 
 int operand_tensor(const ParamTensors& p, Operand o) {
@@ -28,21 +28,26 @@ int operand_tensor(const ParamTensors& p, Operand o) {
       return p.temp[1];
     case Operand::Temp2:
       return p.temp[2];
+    case Operand::Temp3:
+      return p.temp[3];
   }
   return -1;
 }
 
-MemoryPass make_pass(const ParamTensors& p, const OptimizerPass& pass) {
+MemoryPass make_pass(const ParamTensors& p, const OptimizerPass& pass, OptimizerImpl impl) {
   MemoryPass m;
   for (auto a : pass.accesses) m.accesses.push_back({operand_tensor(p, a.operand), a.mode});
   m.flops = p.elements * pass.flops_per_element;
+  m.max_threads = optimizer_pass_threads(impl, p.elements);
   return m;
 }
 
 // Mixed precision: after the step the 16-bit weights are refreshed from the master copy
 // (Megatron's _copy_main_params_to_model_params): one cast per element.
-MemoryPass copy_back_pass(const ParamTensors& p) {
-  return {{{p.master, AccessMode::Read}, {p.param, AccessMode::Write}}, p.elements};
+MemoryPass copy_back_pass(const ParamTensors& p, OptimizerImpl impl) {
+  return {{{p.master, AccessMode::Read}, {p.param, AccessMode::Write}},
+          p.elements,
+          optimizer_pass_threads(impl, p.elements)};
 }
 }  // namespace
 
@@ -82,7 +87,7 @@ void attach_update_passes(const workload::Trace& trace, const std::vector<LayerR
           memory.mixed_precision ? state_bytes : sharded_bytes(memory, bytes);
       for (const auto& pass : passes)
         for (auto a : pass.accesses)
-          for (int k = 0; k < 3; ++k)
+          for (int k = 0; k < kMaxTemporaries; ++k)
             if (a.operand == Operand(int(Operand::Temp0) + k) && t.temp[k] < 0)
               t.temp[k] = registry.get(spec_p.name + ".t" + std::to_string(k), op.step,
                                        TensorCategory::Temporaries, op.layer, temp_bytes, p);
@@ -91,20 +96,28 @@ void attach_update_passes(const workload::Trace& trace, const std::vector<LayerR
     FUSIM_ASSERT(!group.empty(), "U op of a layer with trained params");
     op.passes.clear();
     const bool master = group.front().master >= 0;
-    if (impl == OptimizerImpl::Loop) {
+    // Graph execution steps one optimizer per parameter where the update is fused (the
+    // hook of a parameter's gradient accumulator, or before the layer's forward): each
+    // tensor is its own group, so a foreach or fused update walks one tensor at a time.
+    const bool per_param = schedule.execution == Execution::Graph &&
+                           schedule.layer_modes.at(std::size_t(op.layer)) != LayerMode::Eager;
+    if (impl == OptimizerImpl::Loop || per_param) {
       for (const auto& t : group) {
-        for (const auto& pass : passes) op.passes.push_back(make_pass(t, pass));
-        if (master) op.passes.push_back(copy_back_pass(t));
+        for (const auto& pass : passes) op.passes.push_back(make_pass(t, pass, impl));
+        if (master) op.passes.push_back(copy_back_pass(t, impl));
       }
     } else {  // foreach and fused walk the whole group once per op / stage
       for (const auto& pass : passes)
-        for (const auto& t : group) op.passes.push_back(make_pass(t, pass));
+        for (const auto& t : group) op.passes.push_back(make_pass(t, pass, impl));
       if (master)
-        for (const auto& t : group) op.passes.push_back(copy_back_pass(t));
+        for (const auto& t : group) op.passes.push_back(copy_back_pass(t, impl));
     }
-    op.kernels = optimizer_kernels(spec, impl, int(group.size()));
-    // The copy-back: one kernel per tensor (loop) or one multi-tensor kernel per group.
-    if (master) op.kernels += impl == OptimizerImpl::Loop ? int(group.size()) : 1;
+    const int tensors = int(group.size());
+    const bool one_by_one = impl == OptimizerImpl::Loop || per_param;
+    op.kernels = per_param ? tensors * optimizer_kernels(spec, impl, 1, schedule.device)
+                           : optimizer_kernels(spec, impl, tensors, schedule.device);
+    // The copy-back: one kernel per tensor (loop, per-param) or one multi-tensor kernel.
+    if (master) op.kernels += one_by_one ? tensors : 1;
     op.flops = 0;
     for (const auto& p : op.passes) op.flops += p.flops;
   }

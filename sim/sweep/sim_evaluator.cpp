@@ -51,6 +51,7 @@ SimEvaluator::SimEvaluator(const Study& study, SimSweepOptions options)
   request.steps = options_.steps;  // the same for every ordering: a like-for-like step
   request.mixed_file = options_.mixed;
   request.gpu_streams = base_.kind == compute::UnitKind::Gpu;
+  request.device = request.gpu_streams ? schedule::DeviceKind::Gpu : schedule::DeviceKind::Cpu;
   // The study's names in the --ordering grammar (schedule/request.h), eager added: the
   // baseline of every speedup.
   std::string listed;

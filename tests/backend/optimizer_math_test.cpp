@@ -17,13 +17,15 @@ at::Tensor vec(std::initializer_list<float> v) {
   return at::tensor(std::vector<float>(v), at::kFloat);
 }
 
-// Two steps with the same gradient; returns the param after each.
+// Two steps with the same gradient values; returns the param after each. Each step gets
+// its own gradient tensor, as from autograd: torch's foreach nesterov adds into it
+// (sgd.py:298).
 std::pair<std::vector<float>, std::vector<float>> two_steps(const char* name, OptimizerImpl impl) {
   auto p = vec({1.0f, 2.0f}), g = vec({0.5f, -1.0f});
   LayerOptimizer opt(optimizer_config(name), impl, {p});
-  opt.step({g});
+  opt.step({g.clone()});
   std::vector<float> first(p.data_ptr<float>(), p.data_ptr<float>() + 2);
-  opt.step({g});
+  opt.step({g.clone()});
   std::vector<float> second(p.data_ptr<float>(), p.data_ptr<float>() + 2);
   return {first, second};
 }

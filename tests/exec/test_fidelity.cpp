@@ -21,6 +21,7 @@ exec::RunResult simulate(const workload::Trace& trace, const exec::Machine& m,
   so.optimizer = optimizer;
   so.steps = 3;
   so.gpu_streams = m.kind == compute::UnitKind::Gpu;
+  so.device = so.gpu_streams ? schedule::DeviceKind::Gpu : schedule::DeviceKind::Cpu;
   exec::SimOptions o;
   o.fidelity = fidelity;
   return exec::simulate(trace, schedule::build_schedule(trace, so), m, o);

@@ -62,6 +62,7 @@ exec::RunResult run(const workload::Trace& trace, schedule::Ordering ordering,
   so.impl = schedule::OptimizerImpl::Foreach;
   so.steps = steps;
   so.gpu_streams = m.kind == compute::UnitKind::Gpu;
+  so.device = so.gpu_streams ? schedule::DeviceKind::Gpu : schedule::DeviceKind::Cpu;
   exec::SimOptions o;
   o.fidelity = fidelity;
   return exec::simulate(trace, schedule::build_schedule(trace, so), m, o);
