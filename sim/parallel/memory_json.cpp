@@ -36,6 +36,7 @@ nlohmann::json memory_json(const MemoryReport& r, const MemoryQuery& q) {
                       {"total_bytes", s.total},
                       {"temporaries_bytes", s.temporaries},
                       {"collective_buffers_bytes", s.collectives},
+                      {"fragmentation_bytes", s.fragmentation},
                       {"layers", s.layers},
                       {"blocks", s.blocks},
                       {"in_flight_microbatches", s.in_flight}});

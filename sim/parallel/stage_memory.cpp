@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <array>
+#include <cmath>
 #include <map>
 #include <set>
 #include <tuple>
@@ -76,6 +77,25 @@ std::int64_t collective_buffers(const workload::Trace& trace, const ParallelPlan
     return b > 0 ? schedule::CachingAllocator::round_size(b) : 0;
   };
   return rounded(gather) + rounded(ring);
+}
+
+// The live tensors of a stage at its peak, in allocation order, for segment_overhead.
+std::vector<std::int64_t> peak_allocations(const ChunkProfiler& p, const ParallelPlan& plan,
+                                           int stage, const StageMemory& m) {
+  std::set<int> persistent;
+  std::vector<int> chunks;
+  for (int l = 0; l < plan.virtual_stages; ++l) {
+    chunks.push_back(model_chunk(plan, stage, l));
+    for (int id : p.persistent_tensors(chunks.back())) persistent.insert(id);
+  }
+  std::vector<std::int64_t> sizes;
+  for (int id : persistent) sizes.push_back(p.device_bytes(id));
+  std::vector<std::int64_t> saved;  // one microbatch through each of the stage's chunks
+  for (int c : chunks)
+    for (auto [tensor, bytes] : p.saved_tensors(c)) saved.push_back(bytes);
+  const int in_flight = int(std::ceil(m.in_flight));
+  for (int k = 0; k < in_flight; ++k) sizes.insert(sizes.end(), saved.begin(), saved.end());
+  return sizes;
 }
 
 // Replays one stage's passes over the chunk profiles: the live bytes by category at the
@@ -178,6 +198,17 @@ class StageWalk {
 
 }  // namespace
 
+std::int64_t segment_overhead(const std::vector<std::int64_t>& sizes) {
+  schedule::CachingAllocator allocator;
+  std::int64_t held = 0;
+  for (auto b : sizes) {
+    if (b <= 0) continue;
+    allocator.allocate(b, 0);
+    held += b;
+  }
+  return allocator.reserved() - held;
+}
+
 double MemoryReport::headroom() const {
   return gpu_memory > 0 ? 1.0 - double(max_total) / double(gpu_memory) : 0.0;
 }
@@ -227,6 +258,7 @@ MemoryReport estimate_memory(const workload::Trace& trace, const MemoryQuery& q)
           c + 1 < int(starts.size()) ? starts[std::size_t(c) + 1] : int(trace.layers.size());
       m.layers += end - starts[std::size_t(c)];
       m.blocks += plan.chunks() == 1 ? int(blocks.size()) : counts[std::size_t(c)];
+      m.grad_buffer += profiler.grad_bytes(c);
     }
     m.in_flight = in_flight_microbatches(plan, stage);
     m.weights = top[TensorCategory::Weights];
@@ -235,7 +267,8 @@ MemoryReport estimate_memory(const workload::Trace& trace, const MemoryQuery& q)
     m.activations = top[TensorCategory::Activations] + top[TensorCategory::Inputs];
     m.temporaries = top[TensorCategory::Temporaries];
     m.collectives = collectives;
-    m.buffers = m.temporaries + m.collectives;
+    m.fragmentation = segment_overhead(peak_allocations(profiler, plan, stage, m));
+    m.buffers = m.temporaries + m.collectives + m.fragmentation;
     m.total = m.weights + m.grads + m.optimizer_state + m.activations + m.buffers;
     report.max_total = std::max(report.max_total, m.total);
     report.stages.push_back(m);

@@ -44,10 +44,13 @@ struct StageMemory {
   double in_flight = 0;        // microbatches held at once (in_flight_microbatches)
   std::int64_t weights = 0, grads = 0, optimizer_state = 0, activations = 0, buffers = 0;
   std::int64_t total = 0;
-  // Parts of buffers: temporaries at the peak (activation gradients, received gradients,
-  // optimizer and recompute temporaries), collective buffers (Megatron's all-gather buffer
-  // with sequence parallelism, ring-attention K/V buffers with context parallelism).
-  std::int64_t temporaries = 0, collectives = 0;
+  // Parts of buffers: temporaries at the peak (activation gradients, the pipeline's
+  // received output gradients, optimizer and recompute temporaries; the received
+  // activations are the chunk's saved inputs, in activations), collective buffers
+  // (Megatron's all-gather buffer with sequence parallelism, ring-attention K/V buffers with
+  // context parallelism), and the caching allocator's reserve (fragmentation below).
+  std::int64_t temporaries = 0, collectives = 0, fragmentation = 0;
+  std::int64_t grad_buffer = 0;  // all of the stage's param grads: what data parallelism reduces
 };
 
 struct MemoryReport {
@@ -62,6 +65,15 @@ struct MemoryReport {
   double headroom() const;  // 1 - max_total / gpu_memory (0 without gpu_memory)
 };
 constexpr double kUsableFraction = 0.8;
+
+// What PyTorch's caching allocator reserves beyond `sizes` when they are allocated in this
+// order and none is freed (schedule/allocator.h: 2 MiB small segments, 20 MiB segments for
+// requests under 10 MiB, larger ones rounded up to 2 MiB): the fragmentation reserve of a
+// stage is this for the tensors it holds longest (weights and optimizer state, then each
+// in-flight microbatch's saved activations). Gradients (Megatron's contiguous buffer) and
+// transients join segments already there; holes that freed transients leave between live
+// blocks are not modelled: the 80% rule's margin covers them.
+std::int64_t segment_overhead(const std::vector<std::int64_t>& sizes);
 
 // `trace`: one microbatch (batch = plan.microbatch) at the full sequence length. Checks the
 // plan against the model (validate_plan) and the query (InputError).

@@ -148,7 +148,7 @@ struct ScheduleOptions {
   bool gpu_streams = false;             // U of backward-fused layers on stream 1 (overlaps B_{i-1})
   DeviceKind device = DeviceKind::Cpu;  // added: kernels per optimizer impl
   Execution execution = Execution::Layers;  // added: host costs of the backend's execution
-  MemoryOptions memory;                 // mixed precision, sharding, grad buffer, attention
+  MemoryOptions memory;                     // mixed precision, sharding, grad buffer, attention
 };
 
 // Builds the op DAG, issue order, streams, tensors, passes, addresses and peak memory.
