@@ -13,11 +13,10 @@ void add(std::vector<Pass>& out, PassKind kind, int mb, int chunk = 0) {
   out.push_back({kind, mb, chunk});
 }
 
-// Megatron-LM forward_backward_pipelining_without_interleaving; zero-bubble variants add W.
+// Megatron-LM forward_backward_pipelining_without_interleaving; ZB-H1 adds W.
 std::vector<Pass> one_f_one_b(int p, int s, int m, PipelineSchedule schedule) {
-  const bool h1 = schedule == PipelineSchedule::ZbH1, h2 = schedule == PipelineSchedule::ZbH2;
-  const bool split = h1 || h2;
-  const int warmup = std::min(h2 ? 2 * (p - s - 1) : p - s - 1, m);
+  const bool h1 = schedule == PipelineSchedule::ZbH1, split = h1;
+  const int warmup = std::min(p - s - 1, m);
   const int delay = h1 ? s : 0;  // ZB-H1: stage s runs W of microbatch i - s after B(i)
   std::vector<Pass> out;
   int next_w = 0;
@@ -56,13 +55,18 @@ std::vector<Pass> interleaved(int p, int s, int m, int v) {
   return out;
 }
 
-// ZB-V as a unit-time list schedule (T_F = T_B = T_W): model chunk c (0..2p-1) lives on stage
-// c for c < p and on stage 2p-1-c after (the V); F(c) needs F(c-1) of the same microbatch
-// finished, B(c) needs B(c+1) (the last chunk: its own F), W(c) its B. Each time unit every
-// stage runs one pass: a ready B (lowest microbatch), else a ready F if it holds fewer than
-// 2p chunk-microbatches (F done, W not), else its oldest pending W.
-std::vector<Pass> zb_v(int p, int stage, int m) {
-  const int chunks = 2 * p;
+// Zero-bubble schedules as unit-time list schedules (T_F = T_B = T_W), the greedy of Qi et al.
+// 2024's automatic scheduler: each time unit every stage runs one pass: a ready B (lowest
+// microbatch, the chunk nearer the loss first), else a ready F while it holds fewer than
+// `limit` chunk-microbatches (F done, W not), else its oldest pending W. F(c) needs F(c-1) of
+// the same microbatch finished, B(c) needs B(c+1) (the last chunk: its own F), W(c) its B.
+//  zb-h2: one chunk per stage, limit 2p - 1 (Qi et al. Sec. 2.2: ZB-H2's peak (2p - 1) M_B);
+//         stages hold the extra forwards that fill the warm-up and cool-down bubbles;
+//  zb-v:  two chunks per stage in a V, chunk c on stage c for c < p and on 2p - 1 - c after,
+//         limit 2p chunk-microbatches (ZB-V's 1F1B memory p M_B, Sec. 6).
+std::vector<Pass> list_schedule(int p, int stage, int m, bool v_shape) {
+  const int chunks = v_shape ? 2 * p : p;
+  const int limit = v_shape ? 2 * p : 2 * p - 1;
   // done time per (kind, chunk, mb); -1 not yet.
   std::vector<std::vector<int>> f(chunks, std::vector<int>(m, -1)), b = f, w = f;
   std::vector<std::vector<Pass>> order(p);
@@ -70,25 +74,26 @@ std::vector<Pass> zb_v(int p, int stage, int m) {
   std::vector<std::deque<std::pair<int, int>>> pending_w(p);  // (chunk, mb) in B order
   int remaining = 3 * chunks * m;
   for (int t = 0; remaining > 0; ++t) {
-    FUSIM_ASSERT(t < 64 * chunks * (m + 1), "zb-v list schedule makes progress");
+    FUSIM_ASSERT(t < 64 * chunks * (m + 1), "zero-bubble list schedule makes progress");
     std::vector<std::tuple<PassKind, int, int>> chosen(p, {PassKind::F, -1, -1});
     for (int s = 0; s < p; ++s) {
-      const int mine[2] = {s, 2 * p - 1 - s};
+      std::vector<int> mine{s};
+      if (v_shape) mine = {2 * p - 1 - s, s};  // nearer the loss first
       auto ready = [&](const std::vector<std::vector<int>>& dep, int c, int j) {
         return dep[std::size_t(c)][std::size_t(j)] >= 0 && dep[std::size_t(c)][std::size_t(j)] < t;
       };
       bool found = false;
-      for (int j = 0; j < m && !found; ++j)  // B: the chunk nearer the loss first
-        for (int c : {mine[1], mine[0]})
+      for (int j = 0; j < m && !found; ++j)
+        for (int c : mine)
           if (b[std::size_t(c)][std::size_t(j)] < 0 && ready(f, c, j) &&
               (c == chunks - 1 || ready(b, c + 1, j))) {
             chosen[std::size_t(s)] = {PassKind::B, c, j};
             found = true;
             break;
           }
-      if (!found && held[std::size_t(s)] < 2 * p)
+      if (!found && held[std::size_t(s)] < limit)
         for (int j = 0; j < m && !found; ++j)
-          for (int c : {mine[1], mine[0]})
+          for (int c : mine)
             if (f[std::size_t(c)][std::size_t(j)] < 0 && (c == 0 || ready(f, c - 1, j))) {
               chosen[std::size_t(s)] = {PassKind::F, c, j};
               found = true;
@@ -110,7 +115,7 @@ std::vector<Pass> zb_v(int p, int stage, int m) {
       if (kind == PassKind::F) ++held[std::size_t(s)];
       if (kind == PassKind::B) pending_w[std::size_t(s)].push_back({c, j});
       if (kind == PassKind::W) --held[std::size_t(s)];
-      order[std::size_t(s)].push_back({kind, j, c == s ? 0 : 1});
+      order[std::size_t(s)].push_back({kind, j, c == s ? 0 : 1});  // V: chunk 2p-1-s is 1
       --remaining;
     }
   }
@@ -138,10 +143,11 @@ std::vector<Pass> stage_passes(const ParallelPlan& plan, int stage) {
     case PipelineSchedule::Interleaved:
       return interleaved(p, stage, m, plan.virtual_stages);
     case PipelineSchedule::ZbV:
-      return zb_v(p, stage, m);
+      return list_schedule(p, stage, m, true);
+    case PipelineSchedule::ZbH2:
+      return list_schedule(p, stage, m, false);
     case PipelineSchedule::OneFOneB:
     case PipelineSchedule::ZbH1:
-    case PipelineSchedule::ZbH2:
     case PipelineSchedule::PipeDream2BW:
     case PipelineSchedule::AsyncOneStep:
       return one_f_one_b(p, stage, m, plan.schedule);

@@ -37,8 +37,9 @@ bool splits_weight_gradient(PipelineSchedule schedule);
 //  zb-h1        1f1b's warm-up and pairs, each B followed by the W of microbatch i - s
 //               (stage s delays its W passes by s: every stage holds p microbatches, Qi et al.
 //               2024 Sec. 2.1), the delayed W passes last;
-//  zb-h2        warm-up 2(p-s-1) forwards (stage 0 holds 2p - 1 microbatches, Qi et al. 2024
-//               Sec. 2.2), then F B W triples, then B W pairs;
+//  zb-h2        a unit-time list schedule (below) holding at most 2p - 1 microbatches per
+//               stage (Qi et al. 2024 Sec. 2.2: ZB-H2's peak (2p - 1) M_B), whose extra
+//               forwards and deferred W passes fill warm-up and cool-down: no bubble;
 //  zb-v         two chunks per stage in a V (chunk s and 2p-1-s): a unit-time list schedule
 //               where each stage runs a ready B first, else a ready F while it holds fewer
 //               than 2p chunk-microbatches (ZB-V's 1F1B memory, Qi et al. 2024 Sec. 6),

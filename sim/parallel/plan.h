@@ -106,7 +106,7 @@ int model_chunk(const ParallelPlan& plan, int stage, int local);  // inverse
 // Microbatches whose activations stage `stage` holds at once at most, in units of a whole
 // stage's microbatch (a chunk-microbatch counts 1/v), from the schedule's pass order
 // (pipeline_order.h): 1f1b min(m, pp - s), gpipe m, interleaved on stage 0
-// pp (1 + (pp - 1) / (pp v)) (Korthikanti et al. 2022, Sec. 4.2.3), zb-h2 2(pp - s) - 1.
+// pp (1 + (pp - 1) / (pp v)) (Korthikanti et al. 2022, Sec. 4.2.3), zb-h2 2 pp - 1.
 double in_flight_microbatches(const ParallelPlan& plan, int stage);
 
 }  // namespace fusim::parallel
