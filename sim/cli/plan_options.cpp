@@ -1,5 +1,7 @@
 #include "cli/plan_options.h"
 
+#include "parallel/interconnect.h"
+
 namespace fusim::cli {
 
 void add_plan_options(CLI::App* cmd, parallel::PlanArgs& a) {
@@ -25,6 +27,26 @@ void add_plan_options(CLI::App* cmd, parallel::PlanArgs& a) {
                 "Split the tensor-parallel group's replicated activations along the sequence");
   cmd->add_flag("--distributed-optimizer", a.distributed_optimizer,
                 "Shard master weights and optimizer state over dp x cp ranks (ZeRO-1)");
+}
+
+void add_cluster_options(CLI::App* cmd, parallel::PlanArgs& a, std::string& cluster) {
+  cmd->add_option("--bucket-size", a.bucket_size,
+                  "Data-parallel gradient bucket in bytes (0: one bucket per stage)");
+  cmd->add_option("--stage-layers", a.stage_layers,
+                  "Transformer blocks per pipeline stage, comma-separated (default: balanced)")
+      ->delimiter(',');
+  cmd->add_option("--cluster", cluster,
+                  "Cluster preset: " + parallel::cluster_presets() +
+                      " (GPUs, NVLink within a node, one NIC per GPU)");
+}
+
+bool plan_requested(const CLI::App& cmd) {
+  for (const char* name :
+       {"--tp", "--pp", "--dp", "--cp", "--microbatch", "--global-batch", "--pipeline-schedule",
+        "--virtual-stages", "--recompute", "--sequence-parallel", "--distributed-optimizer",
+        "--bucket-size", "--stage-layers", "--cluster"})
+    if (cmd.count(name) > 0) return true;
+  return false;
 }
 
 }  // namespace fusim::cli

@@ -5,6 +5,8 @@
 
 #include "cli/commands.h"
 #include "cli/output_format.h"
+#include "cli/plan_options.h"
+#include "cli/plan_schedule.h"
 #include "core/error.h"
 #include "core/units.h"
 #include "schedule/optimizer.h"
@@ -23,6 +25,10 @@ struct ScheduleCmdOptions {
   bool mixed_precision = false;
   int optimizer_shards = 1;
   std::string grad_buffer = "per-tensor", attention = "flash";
+  // Issue 19: a parallel plan on a cluster (cli/plan_options.h).
+  parallel::PlanArgs plan;
+  std::string cluster;
+  bool with_plan = false, microbatch_given = false;
   OutputFormat format;
 };
 
@@ -147,6 +153,23 @@ void run_schedule(const ScheduleCmdOptions& opt) {
     throw InputError(
         fmt::format("--attention: expected flash or materialized, got \"{}\"", opt.attention));
   request.memory.attention = *attention;
+  if (opt.with_plan) {
+    if (!opt.mixed.empty()) throw InputError("--mixed: expected no --mixed with a parallel plan");
+    parallel::PlanArgs args = opt.plan;
+    if (!opt.microbatch_given) args.microbatch = trace.batch;  // the trace is one microbatch
+    parallel::MemoryQuery q;
+    q.plan = parallel::parse_plan(args);
+    q.optimizer = opt.optimizer;
+    q.impl = request.impl;
+    q.mixed_precision = opt.mixed_precision;
+    q.attention = *attention;
+    q.grad_buffer = *grad_buffer;
+    if (q.plan.microbatch != trace.batch)
+      throw InputError(fmt::format("--microbatch: expected the batch {} of {}, got {}", trace.batch,
+                                   opt.trace, q.plan.microbatch));
+    print_plan_schedules(trace, orderings, q, opt.cluster, opt.format);
+    return;
+  }
   const std::vector<Schedule> schedules = build_schedules(trace, orderings, request);
   for (const auto& s : schedules) {
     auto problems = check_schedule(trace, s);
@@ -225,8 +248,15 @@ void add_schedule_command(CLI::App& app) {
   cmd->add_option("--attention", opt->attention,
                   "flash (logsumexp saved) | materialized (softmax, dropout mask and copy)")
       ->capture_default_str();
+  // Issue 19: with a plan, each pipeline stage's schedule on a cluster instead of the ops.
+  add_plan_options(cmd, opt->plan);
+  add_cluster_options(cmd, opt->plan, opt->cluster);
   add_output_flags(cmd, opt->format);
-  cmd->callback([opt] { run_schedule(*opt); });
+  cmd->callback([cmd, opt] {
+    opt->with_plan = plan_requested(*cmd);
+    opt->microbatch_given = cmd->count("--microbatch") > 0;
+    run_schedule(*opt);
+  });
 }
 
 }  // namespace fusim::cli
