@@ -12,6 +12,7 @@
 #include "backend/memory_counter.h"
 #include "backend/training_state.h"
 #include "core/error.h"
+#include "core/int_math.h"
 
 namespace fusim::backend {
 namespace {
@@ -46,7 +47,7 @@ struct OrderingRun {
 }  // namespace
 
 int schedule_steps_for(const RunOptions& o) {
-  const int blocks = (o.steps + o.block - 1) / o.block;
+  const int blocks = ceil_div(o.steps, o.block);
   return o.warmup + blocks + o.steps + 1;
 }
 
@@ -124,7 +125,7 @@ RunReport run_schedules(const workload::Trace& trace,
   };
 
   for (auto& r : runs) run_iterations(r, o.warmup, false);
-  const int blocks = (o.steps + o.block - 1) / o.block;
+  const int blocks = ceil_div(o.steps, o.block);
   for (int b = 0; b < blocks; ++b) {
     const int measured = std::min(o.block, o.steps - b * o.block);
     for (auto& r : runs) {

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "core/error.h"
+#include "core/int_math.h"
 #include "workload/cost.h"
 
 namespace fusim::compute {
@@ -11,10 +12,6 @@ namespace {
 using schedule::AccessMode;
 using schedule::OpKind;
 using workload::Layer;
-
-std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
-  return (a + b - 1) / b;
-}
 
 // The implicit-GEMM view of a linear or conv2d layer (per group).
 struct GemmDims {

@@ -1,28 +1,31 @@
-// The analytic GEMM re-reads of the simulator (see Simulator::issue_chunk): the first read
-// of an operand streams through the hierarchy; its repeats - 1 re-reads are served by the
-// level that holds it, counted in the stats as the hierarchy would count them.
+#include "exec/gemm_rereads.h"
+
 #include <algorithm>
 
-#include "exec/simulator.h"
+#include "core/int_math.h"
 
 namespace fusim::exec {
 
-namespace {
-std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
-  return (a + b - 1) / b;
+GemmRereads::GemmRereads(const EventQueue& queue, const cache::Hierarchy& caches,
+                         const cache::HierarchyConfig& config, MemoryTap& tap,
+                         double memory_bytes_per_ps)
+    : queue_(queue),
+      caches_(caches),
+      tap_(tap),
+      stats_(config.levels.size()),
+      memory_bytes_per_ps_(memory_bytes_per_ps) {
+  for (const auto& level : config.levels) level_bytes_.push_back(level.size_bytes);
 }
-}  // namespace
 
-cache::HierarchyStats Simulator::cache_stats() const {
-  cache::HierarchyStats st = caches_->stats();
-  for (std::size_t l = 0; l < st.levels.size() && l < reread_stats_.size(); ++l)
-    st.levels[l].total += reread_stats_[l];
-  st.memory.reads += reread_memory_.reads;
-  st.memory.read_bytes += reread_memory_.read_bytes;
+cache::HierarchyStats GemmRereads::add_to(cache::HierarchyStats st) const {
+  for (std::size_t l = 0; l < st.levels.size() && l < stats_.size(); ++l)
+    st.levels[l].total += stats_[l];
+  st.memory.reads += memory_.reads;
+  st.memory.read_bytes += memory_.read_bytes;
   return st;
 }
 
-int Simulator::reread_level(std::int64_t bytes) const {
+int GemmRereads::level_for(std::int64_t bytes) const {
   // The operand was just streamed in by this op's first read; its re-reads hit the first
   // level that holds it with room for the other operand and the output streaming beside it
   // (half the level, as the blocking model's residency rule).
@@ -31,37 +34,36 @@ int Simulator::reread_level(std::int64_t bytes) const {
   return static_cast<int>(level_bytes_.size());
 }
 
-Tick Simulator::serve_rereads(int id, int level, std::int64_t bytes) {
-  OpState& s = ops_[static_cast<std::size_t>(id)];
-  const auto unit = static_cast<std::int64_t>(caches_->unit_bytes());
-  const auto units = static_cast<std::uint64_t>(ceil_div(bytes, unit));
+Tick GemmRereads::serve(int level, std::int64_t bytes, const std::vector<int>& units) {
+  const auto unit = static_cast<std::int64_t>(caches_.unit_bytes());
+  const auto n = static_cast<std::uint64_t>(ceil_div(bytes, unit));
   // Stats as the hierarchy would count them: a lookup (miss) at every level above the one
   // that serves the re-read, a hit there; past the last level, a memory read.
-  for (int l = 0; l < static_cast<int>(reread_stats_.size()); ++l) {
+  for (int l = 0; l < static_cast<int>(stats_.size()); ++l) {
     if (l > level) break;
-    auto& st = reread_stats_[static_cast<std::size_t>(l)];
-    st.accesses += units;
-    (l == level ? st.hits : st.misses) += units;
+    auto& st = stats_[static_cast<std::size_t>(l)];
+    st.accesses += n;
+    (l == level ? st.hits : st.misses) += n;
   }
   const Tick now = queue_.now();
-  if (level < caches_->levels()) {
+  if (level < caches_.levels()) {
     // Hits stream at the first level's port rate of each of the op's cores (the timed
     // path's issue limit), after one lookup latency down to the serving level.
-    double per_unit = static_cast<double>(caches_->port_occupancy(0)) /
-                      static_cast<double>(std::max<std::size_t>(1, s.cores.size()));
-    return now + caches_->hit_latency(level) +
-           static_cast<Tick>(per_unit * static_cast<double>(units) + 0.5);
+    double per_unit = static_cast<double>(caches_.port_occupancy(0)) /
+                      static_cast<double>(std::max<std::size_t>(1, units.size()));
+    return now + caches_.hit_latency(level) +
+           static_cast<Tick>(per_unit * static_cast<double>(n) + 0.5);
   }
-  reread_memory_.reads += units;
-  reread_memory_.read_bytes += static_cast<std::uint64_t>(bytes);
-  tap_->count_only(s.cores.empty() ? -1 : s.cores.front(), bytes);
+  memory_.reads += n;
+  memory_.read_bytes += static_cast<std::uint64_t>(bytes);
+  tap_.count_only(units.empty() ? -1 : units.front(), bytes);
   // Main memory re-reads queue on one shared bandwidth pipe (other re-reads contend; the
   // controller's own traffic does not see them).
-  if (memory_bytes_per_ps_ <= 0) return now + caches_->miss_issue_latency();
+  if (memory_bytes_per_ps_ <= 0) return now + caches_.miss_issue_latency();
   Tick start = std::max(now, memory_pipe_free_);
   memory_pipe_free_ =
       start + static_cast<Tick>(static_cast<double>(bytes) / memory_bytes_per_ps_ + 0.5);
-  return memory_pipe_free_ + caches_->miss_issue_latency();
+  return memory_pipe_free_ + caches_.miss_issue_latency();
 }
 
 }  // namespace fusim::exec

@@ -1,6 +1,8 @@
 // The memory side of a machine (machine_memory.h).
 #include "exec/machine_memory.h"
 
+#include <fmt/format.h>
+
 #include "mem/cache/fixed_memory.h"
 #include "mem/dram/dram_system.h"
 
@@ -16,14 +18,35 @@ constexpr double kStreamingEfficiency = 0.85;
 
 }  // namespace
 
-std::unique_ptr<mem::MemoryPort> make_main_memory(const Machine& m, EventQueue& queue) {
-  if (const auto* fixed = std::get_if<FixedLatency>(&m.memory))
-    return std::make_unique<mem::FixedLatencyMemory>(queue, fixed->latency,
-                                                     fixed->bandwidth_gbps * 1e9);
+MainMemory make_main_memory(const Machine& m, EventQueue& queue) {
+  MainMemory out;
+  if (const auto* fixed = std::get_if<FixedLatency>(&m.memory)) {
+    auto memory = std::make_unique<mem::FixedLatencyMemory>(queue, fixed->latency,
+                                                            fixed->bandwidth_gbps * 1e9);
+    const mem::FixedLatencyMemory* f = memory.get();
+    out.busy = [f] { return f->in_flight() > 0; };
+    out.describe = [f] {
+      return fmt::format("fixed-latency memory: {} requests in flight; {} reads, {} writes sent\n",
+                         f->in_flight(), f->stats().reads, f->stats().writes);
+    };
+    out.port = std::move(memory);
+    return out;
+  }
   auto system =
       std::make_unique<dram::DramSystem>(std::get<dram::DramSpec>(m.memory), queue, m.file);
   system->set_wake_mode(dram::WakeMode::Lookahead);
-  return system;
+  const dram::DramSystem* d = system.get();
+  out.busy = [d] { return d->in_flight() > 0; };
+  out.describe = [d] {
+    const dram::DramStats s = d->stats();
+    return fmt::format(
+        "DRAM {} ({} channels): {} requests in flight; {} reads, {} writes completed; last "
+        "data at {} ps\n",
+        d->spec().name, d->channel_count(), d->in_flight(), s.reads, s.writes,
+        d->last_completion());
+  };
+  out.port = std::move(system);
+  return out;
 }
 
 double streaming_bytes_per_ps(const Machine& m) {

@@ -4,14 +4,12 @@
 #include <algorithm>
 
 #include "core/error.h"
-#include "core/units.h"
+#include "core/int_math.h"
+#include "core/watchdog.h"
 
 namespace fusim::exec {
 
 namespace {
-std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
-  return (a + b - 1) / b;
-}
 
 // Bytes of [0, total) that chunk `chunk` of `chunks` covers, on `unit` boundaries.
 std::pair<std::int64_t, std::int64_t> chunk_slice(std::int64_t total, int chunk, int chunks,
@@ -54,7 +52,7 @@ Simulator::Simulator(const workload::Trace& trace, const schedule::Schedule& sch
       schedule_(schedule),
       machine_(machine),
       options_(options),
-      gpu_(machine.kind == compute::UnitKind::Gpu) {
+      units_(machine.compute, schedule) {
   cache::HierarchyConfig config = machine.caches;
   config.block_bytes = options.block_bytes;
   auto fidelity =
@@ -62,90 +60,65 @@ Simulator::Simulator(const workload::Trace& trace, const schedule::Schedule& sch
   const int units = machine.compute.units;
   caches_ = std::make_unique<cache::Hierarchy>(config, fidelity, units);
   memory_ = make_main_memory(machine, queue_);
-  tap_ = std::make_unique<MemoryTap>(queue_, *memory_, units, us(1));
+  tap_ = std::make_unique<MemoryTap>(queue_, *memory_.port, units, us(1));
   caches_->attach_memory(queue_, *tap_);
-  for (const auto& level : config.levels) level_bytes_.push_back(level.size_bytes);
-  reread_stats_.resize(config.levels.size());
-  memory_bytes_per_ps_ = streaming_bytes_per_ps(machine);
+  rereads_ = std::make_unique<GemmRereads>(queue_, *caches_, config, *tap_,
+                                           streaming_bytes_per_ps(machine));
 
   const auto& sops = schedule.ops;
   ops_.resize(sops.size());
   dependents_.resize(sops.size());
-  // Lanes: GPU streams, or CPU core groups (stream s on group s mod groups).
-  const int groups = gpu_ ? 0 : std::max(1, units / machine.compute.threads_per_op);
-  int max_stream = 0;
-  for (const auto& op : sops) max_stream = std::max(max_stream, op.stream);
-  const int lanes = gpu_ ? max_stream + 1 : std::min(groups, max_stream + 1);
-  lanes_.resize(static_cast<std::size_t>(lanes));
-  lane_head_.assign(lanes_.size(), 0);
-  lane_busy_.assign(lanes_.size(), false);
-  Tick host = 0;  // GPU: the launching host thread, in issue order
-  const Tick d = machine.compute.dispatch_overhead, L = machine.compute.launch_latency;
   for (std::size_t i = 0; i < sops.size(); ++i) {
     const auto& op = sops[i];
     FUSIM_ASSERT(op.id == static_cast<int>(i), "schedule op ids are their indices");
-    OpState& s = ops_[i];
-    s.remaining_deps = static_cast<int>(op.deps.size());
+    ops_[i].remaining_deps = static_cast<int>(op.deps.size());
     for (int dep : op.deps) {
       FUSIM_ASSERT(dep >= 0 && dep < static_cast<int>(i),
                    fmt::format("op {} depends on op {} issued after it", i, dep));
       dependents_[static_cast<std::size_t>(dep)].push_back(static_cast<int>(i));
     }
-    s.lane = gpu_ ? op.stream : op.stream % lanes;
-    lanes_[static_cast<std::size_t>(s.lane)].push_back(static_cast<int>(i));
-    if (gpu_ && op.kernels > 0) {
-      s.earliest_start = host + d + L;
-      host += op.kernels * d;
-      s.earliest_end = host + L;
-    }
-  }
-  if (gpu_) {
-    sm_free_.assign(static_cast<std::size_t>(units), true);
-    free_sms_ = units;
   }
   first_forward_ = schedule::step_openers(schedule);
   boundaries_.resize(first_forward_.size());
-  boundary_taken_.assign(first_forward_.size(), false);
   progress_every_ = std::max<std::size_t>(1, sops.size() / 200);
 }
 
 Simulator::~Simulator() = default;
 
-Simulator::Snapshot Simulator::snapshot() const {
-  return {queue_.now(), tap_->total_bytes(), cache_stats()};
+Snapshot Simulator::snapshot() const {
+  return {queue_.now(), tap_->total_bytes(), rereads_->add_to(caches_->stats())};
 }
 
 int Simulator::ready_lanes_waiting(int except) const {
   int n = 0;
-  for (std::size_t l = 0; l < lanes_.size(); ++l) {
-    if (static_cast<int>(l) == except || lane_busy_[l] || lane_head_[l] >= lanes_[l].size())
-      continue;
-    const OpState& s = ops_[static_cast<std::size_t>(lanes_[l][lane_head_[l]])];
-    if (s.remaining_deps == 0 && s.earliest_start <= queue_.now()) ++n;
+  for (int l = 0; l < units_.lanes(); ++l) {
+    const int id = l == except ? -1 : units_.next(l);
+    if (id < 0) continue;
+    if (ops_[static_cast<std::size_t>(id)].remaining_deps == 0 &&
+        units_.earliest_start(id) <= queue_.now())
+      ++n;
   }
   return n;
 }
 
 void Simulator::try_start() {
-  for (std::size_t l = 0; l < lanes_.size(); ++l) {
-    if (lane_busy_[l] || lane_head_[l] >= lanes_[l].size()) continue;
-    int id = lanes_[l][lane_head_[l]];
+  for (int l = 0; l < units_.lanes(); ++l) {
+    const int id = units_.next(l);
+    if (id < 0) continue;
     OpState& s = ops_[static_cast<std::size_t>(id)];
     if (s.remaining_deps > 0) continue;
-    if (s.earliest_start > queue_.now()) {
-      if (wake_pending_ > s.earliest_start) {  // one wake-up at the earliest launch
-        wake_pending_ = s.earliest_start;
-        queue_.schedule(s.earliest_start, Priority::Compute, [this] {
+    const Tick earliest = units_.earliest_start(id);
+    if (earliest > queue_.now()) {
+      if (wake_pending_ > earliest) {  // one wake-up at the earliest launch
+        wake_pending_ = earliest;
+        queue_.schedule(earliest, Priority::Compute, [this] {
           wake_pending_ = kNever;
           try_start();
         });
       }
       continue;
     }
-    const auto& op = schedule_.ops[static_cast<std::size_t>(id)];
-    if (gpu_ && op.kernels > 0 &&
-        (free_sms_ == 0 || running_kernels_ >= machine_.compute.max_concurrent_kernels))
-      continue;
+    if (!units_.can_place(schedule_.ops[static_cast<std::size_t>(id)])) continue;
     start(id);
   }
 }
@@ -153,39 +126,21 @@ void Simulator::try_start() {
 void Simulator::start(int id) {
   OpState& s = ops_[static_cast<std::size_t>(id)];
   const auto& op = schedule_.ops[static_cast<std::size_t>(id)];
-  lane_busy_[static_cast<std::size_t>(s.lane)] = true;
-  ++lane_head_[static_cast<std::size_t>(s.lane)];
+  units_.start(op);
   s.started = true;
   s.start = queue_.now();
   if (op.step >= 0 && op.step < static_cast<int>(first_forward_.size()) &&
-      first_forward_[static_cast<std::size_t>(op.step)] == id) {
+      first_forward_[static_cast<std::size_t>(op.step)] == id)
     boundaries_[static_cast<std::size_t>(op.step)] = snapshot();
-    boundary_taken_[static_cast<std::size_t>(op.step)] = true;
-  }
   s.program = compute::build_access_program(trace_, schedule_, op, machine_.compute);
   if (op.kernels == 0) {  // a view: no kernel, no memory
     finish(id);
     return;
   }
-  if (gpu_) {
-    // The block scheduler shares SMs with kernels of other streams that are ready now.
-    std::int64_t want = std::min<std::int64_t>(s.program.grid_blocks, free_sms_);
-    if (ready_lanes_waiting(s.lane) > 0) want = std::max<std::int64_t>(1, (want + 1) / 2);
-    for (std::size_t sm = 0; sm < sm_free_.size() && want > 0; ++sm) {
-      if (!sm_free_[sm]) continue;
-      sm_free_[sm] = false;
-      s.cores.push_back(static_cast<int>(sm));
-      --want;
-      --free_sms_;
-    }
-    ++running_kernels_;
-  } else {
-    int first = s.lane * machine_.compute.threads_per_op;
-    for (int c = 0; c < machine_.compute.threads_per_op; ++c) s.cores.push_back(first + c);
-  }
+  s.cores =
+      units_.take_units(op, s.program.grid_blocks, ready_lanes_waiting(units_.lane_of(id)) > 0);
   for (int c : s.cores) s.dram_at_start += tap_->bytes_of(c);
-  // CPU: the op's dispatches run on the host before its work; GPU: paid by the launcher.
-  Tick dispatch = gpu_ ? 0 : op.kernels * machine_.compute.dispatch_overhead;
+  const Tick dispatch = units_.dispatch_time(op);
   if (dispatch > 0) {
     queue_.schedule_in(dispatch, Priority::Compute, [this, id] { begin_work(id); });
   } else {
@@ -200,29 +155,18 @@ void Simulator::begin_work(int id) {
   advance(id);
 }
 
-// Cores that work on the current pass: all of the op's, or fewer where the kernel's grain
-// leaves some idle (a small tensor's elementwise op runs on one thread: MemoryPass::
-// max_threads). GPUs: every SM the op holds.
-int Simulator::pass_cores(const OpState& s) const {
-  const int all = static_cast<int>(s.cores.size());
-  const int limit =
-      gpu_ || s.pass >= s.program.passes.size() ? 0 : s.program.passes[s.pass].max_threads;
-  return limit > 0 ? std::min(all, limit) : all;
-}
-
-Tick Simulator::compute_time(const OpState& s, std::int64_t flops) const {
-  if (flops <= 0) return 0;
-  double rate =
-      machine_.compute.flops_per_second(s.program.op_class, s.program.dtype, pass_cores(s));
-  FUSIM_ASSERT(rate > 0, "a positive FLOP rate");
-  return static_cast<Tick>(static_cast<double>(flops) / rate * 1e12 + 0.5);
+int Simulator::working_units(const OpState& s) const {
+  const int held = static_cast<int>(s.cores.size());
+  return s.pass < s.program.passes.size()
+             ? units_.working_units(held, s.program.passes[s.pass].max_threads)
+             : held;
 }
 
 void Simulator::issue_chunk(int id, int chunk) {
   OpState& s = ops_[static_cast<std::size_t>(id)];
   const compute::ProgramPass& pass = s.program.passes[s.pass];
   const auto unit = static_cast<std::int64_t>(caches_->unit_bytes());
-  const auto cores = static_cast<std::int64_t>(pass_cores(s));
+  const auto cores = static_cast<std::int64_t>(working_units(s));
   const int chunks = s.chunks;
   int& outstanding = s.outstanding[static_cast<std::size_t>(chunk)];
   outstanding = 1;  // held until every range of the chunk is issued
@@ -241,7 +185,8 @@ void Simulator::issue_chunk(int id, int chunk) {
     if (r.repeats > 1) {
       auto [rlo, rhi] = chunk_slice(r.bytes * (r.repeats - 1), chunk, chunks, 1);
       if (rhi > rlo)
-        rereads_in = std::max(rereads_in, serve_rereads(id, reread_level(r.bytes), rhi - rlo));
+        rereads_in =
+            std::max(rereads_in, rereads_->serve(rereads_->level_for(r.bytes), rhi - rlo, s.cores));
     }
     if (hi <= lo) continue;
     // Split the slice across the op's cores in whole units.
@@ -268,8 +213,9 @@ void Simulator::advance(int id) {
   while (true) {
     if (s.chunks < 0) {  // entering pass s.pass
       if (s.pass >= s.program.passes.size()) {
-        if (queue_.now() < s.earliest_end) {
-          queue_.schedule(s.earliest_end, Priority::Compute, [this, id] { finish(id); });
+        const Tick earliest_end = units_.earliest_end(id);
+        if (queue_.now() < earliest_end) {
+          queue_.schedule(earliest_end, Priority::Compute, [this, id] { finish(id); });
         } else {
           finish(id);
         }
@@ -297,7 +243,8 @@ void Simulator::advance(int id) {
       std::int64_t share = pass.flops / s.chunks;
       std::int64_t flops =
           s.comp_done + 1 == s.chunks ? pass.flops - share * (s.chunks - 1) : share;
-      Tick t = compute_time(s, flops);
+      const Tick t =
+          units_.compute_time(s.program.op_class, s.program.dtype, working_units(s), flops);
       if (t == 0) {
         ++s.comp_done;
       } else {
@@ -326,12 +273,7 @@ void Simulator::finish(int id) {
   s.end = queue_.now();
   for (int c : s.cores) s.dram_bytes += tap_->bytes_of(c);
   s.dram_bytes -= s.dram_at_start;
-  if (gpu_ && !s.cores.empty()) {
-    for (int c : s.cores) sm_free_[static_cast<std::size_t>(c)] = true;
-    free_sms_ += static_cast<int>(s.cores.size());
-    --running_kernels_;
-  }
-  lane_busy_[static_cast<std::size_t>(s.lane)] = false;
+  units_.finish(schedule_.ops[static_cast<std::size_t>(id)], s.cores);
   for (int next : dependents_[static_cast<std::size_t>(id)])
     --ops_[static_cast<std::size_t>(next)].remaining_deps;
   s.program = {};  // free the program's memory
@@ -341,21 +283,56 @@ void Simulator::finish(int id) {
   try_start();
 }
 
-SimulationDetail Simulator::run() {
-  queue_.schedule(0, Priority::Compute, [this] { try_start(); });
-  queue_.run();
-  if (finished_ != ops_.size()) {
-    std::string stuck;
-    for (std::size_t i = 0; i < ops_.size() && stuck.size() < 2000; ++i)
-      if (!ops_[i].done)
-        stuck += fmt::format(" op {} ({} deps left, {})", i, ops_[i].remaining_deps,
-                             ops_[i].started ? "started" : "waiting");
-    FUSIM_ASSERT(false, fmt::format("simulation stalled with {} of {} ops done:{}\n{}", finished_,
-                                    ops_.size(), stuck, caches_->describe_state()));
+std::string Simulator::describe_ops() const {
+  std::string text = fmt::format("{} of {} ops done\n", finished_, ops_.size());
+  int shown = 0;
+  for (std::size_t i = 0; i < ops_.size() && shown < 40; ++i) {
+    const OpState& s = ops_[i];
+    if (s.done) continue;
+    ++shown;
+    text += fmt::format("op {} ({} {}, step {}): {}, {} deps left", i,
+                        schedule::to_string(schedule_.ops[i].kind), schedule_.ops[i].layer,
+                        schedule_.ops[i].step, s.started ? "started" : "waiting", s.remaining_deps);
+    if (s.started)
+      text += fmt::format(", pass {}, chunks issued {} done {} computed {}", s.pass, s.next_mem,
+                          s.mem_done_prefix, s.comp_done);
+    text += "\n";
   }
-  SimulationDetail out;
-  fill_result(out);
-  return out;
+  return text;
+}
+
+SimulationRecord Simulator::run() {
+  // A stalled simulation (the queue empties with work left) is a bug in a model: the
+  // watchdog dumps every component, as ChampSim's deadlock check does.
+  Watchdog watchdog;
+  watchdog.watch(
+      "ops", [this] { return finished_ != ops_.size(); }, [this] { return describe_ops(); });
+  watchdog.watch(
+      "compute units", [this] { return units_.busy(); }, [this] { return units_.describe(); });
+  watchdog.watch(
+      "caches", [this] { return caches_->busy(); }, [this] { return caches_->describe_state(); });
+  watchdog.watch("main memory", memory_.busy, memory_.describe);
+  queue_.schedule(0, Priority::Compute, [this] { try_start(); });
+  try {
+    watchdog.run_checked(queue_);
+  } catch (const SimulationStall& stall) {
+    FUSIM_ASSERT(false, fmt::format("simulation stalled with {} of {} ops done\n{}", finished_,
+                                    ops_.size(), stall.what()));
+  }
+  FUSIM_ASSERT(finished_ == ops_.size(), "every op finished");
+
+  SimulationRecord rec;
+  rec.boundaries = std::move(boundaries_);
+  Tick end = 0;
+  rec.ops.reserve(ops_.size());
+  for (const auto& s : ops_) {
+    end = std::max(end, s.end);
+    rec.ops.push_back({s.start, s.end, s.dram_bytes, static_cast<int>(s.cores.size())});
+  }
+  rec.end = {end, tap_->total_bytes(), rereads_->add_to(caches_->stats())};
+  rec.dram = {tap_->bucket(), tap_->per_bucket()};
+  rec.events = static_cast<std::int64_t>(queue_.executed());
+  return rec;
 }
 
 }  // namespace fusim::exec

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <set>
 
+#include "core/int_math.h"
+
 namespace fusim::exec {
 namespace {
 nlohmann::json known(std::int64_t v) {
@@ -58,7 +60,7 @@ void append_timeline(nlohmann::json& events, int pid, const workload::Trace& tra
   if (!run.dram || run.dram->bytes.empty() || run.dram->bucket <= 0) return;
   const auto& b = run.dram->bytes;
   const Tick bucket = run.dram->bucket;
-  std::size_t merge = std::max<std::size_t>(1, (b.size() + max_points - 1) / max_points);
+  std::size_t merge = std::max<std::size_t>(1, ceil_div(b.size(), max_points));
   const Tick width = bucket * static_cast<Tick>(merge);
   for (std::size_t i = 0; i < b.size(); i += merge) {
     std::int64_t bytes = 0;

@@ -2,26 +2,37 @@
 // streaming stores and the two fidelities. Counts worked out by hand in the comments.
 #include <catch2/catch.hpp>
 
-#include "hierarchy_helpers.h"
+#include "builders/hierarchy_builder.h"
+#include "core/stats.h"
+#include "mem/cache/hierarchy.h"
 
 using namespace fusim;
 using namespace fusim::cache;
-using fusim::cache::testing::config_from;
+using test::HierarchyBuilder;
+namespace defaults = test::defaults;
 
 namespace {
 constexpr Addr A = 0x000, B = 0x040, C = 0x080, D = 0x0c0, E = 0x100;
 
 // L1: one set of 4 ways; L2: one set of 4 ways with the given inclusion.
-std::string two_levels(const char* inclusion) {
-  return std::string(R"({"levels":[
-    {"name":"L1","size":256,"assoc":4,"line":64,"latency_cycles":4},
-    {"name":"L2","size":256,"assoc":4,"line":64,"latency_cycles":12,"inclusion":")") +
-         inclusion + R"("}]})";
+HierarchyConfig two_levels(const char* inclusion) {
+  return HierarchyBuilder{}
+      .level(defaults::tiny_l1())
+      .level(defaults::tiny_l2().inclusion(inclusion))
+      .build();
+}
+
+// A private 256 B L1 above a shared 4 KiB LLC (30-cycle lookups).
+HierarchyConfig l1_and_shared_llc() {
+  return HierarchyBuilder{}
+      .level(defaults::tiny_l1())
+      .level(test::LevelBuilder("LLC").size(4096).assoc(4).line(64).latency(30).shared())
+      .build();
 }
 }  // namespace
 
 TEST_CASE("an inclusive L2 back-invalidates the L1 copy of the line it evicts") {
-  Hierarchy h(config_from(two_levels("inclusive")), Fidelity::Line, 1);
+  Hierarchy h(two_levels("inclusive"), Fidelity::Line, 1);
   for (Addr a : {A, B, C, D}) CHECK(h.access(0, a, AccessKind::Read) == 2);  // from memory
   CHECK(h.access(0, A, AccessKind::Write) == 0);  // L1 hit: A is now L1's MRU and dirty;
                                                   // L2 never saw it, so A is L2's LRU
@@ -44,7 +55,7 @@ TEST_CASE("an inclusive L2 back-invalidates the L1 copy of the line it evicts") 
 }
 
 TEST_CASE("a non-inclusive L2 leaves the L1 copy alone") {
-  Hierarchy h(config_from(two_levels("non-inclusive")), Fidelity::Line, 1);
+  Hierarchy h(two_levels("non-inclusive"), Fidelity::Line, 1);
   for (Addr a : {A, B, C, D}) h.access(0, a, AccessKind::Read);
   h.access(0, A, AccessKind::Write);
   h.access(0, E, AccessKind::Read);  // L2 evicts A, L1 keeps it
@@ -57,12 +68,11 @@ TEST_CASE("a non-inclusive L2 leaves the L1 copy alone") {
 
 TEST_CASE("an exclusive L2 is a victim cache: L1 + L2 hold twice the lines") {
   // L1 and L2 are one set of 2 ways each.
-  const char* l1 = R"({"name":"L1","size":128,"assoc":2,"line":64,"latency_cycles":4})";
   auto make = [&](const char* inclusion) {
-    return config_from(
-        std::string(R"({"levels":[)") + l1 +
-        R"(,{"name":"L2","size":128,"assoc":2,"line":64,"latency_cycles":12,"inclusion":")" +
-        inclusion + R"("}]})");
+    return HierarchyBuilder{}
+        .level(defaults::tiny_l1().size(128).assoc(2))
+        .level(defaults::tiny_l2().size(128).assoc(2).inclusion(inclusion))
+        .build();
   };
   // Exclusive: round 1 misses 4 times; L1 ends with C D, L2 with the victims A B. Round 2:
   // A hits L2 and moves up (C drops into L2), B likewise (D drops), then C and D hit L2.
@@ -85,7 +95,7 @@ TEST_CASE("an exclusive L2 is a victim cache: L1 + L2 hold twice the lines") {
 }
 
 TEST_CASE("dirty lines are written back one level down, and to memory from the last level") {
-  Hierarchy h(config_from(two_levels("non-inclusive")), Fidelity::Line, 1);
+  Hierarchy h(two_levels("non-inclusive"), Fidelity::Line, 1);
   // Write 8 lines: L1 (4 lines) evicts 4 dirty lines into L2; L2 (4 lines) got all 8 on fill
   // and evicts its 4 oldest (A..D) clean copies first -> the L1 victims A..D find no copy in
   // L2 and go to memory.
@@ -100,10 +110,10 @@ TEST_CASE("dirty lines are written back one level down, and to memory from the l
 }
 
 TEST_CASE("write-through, no-write-allocate L1 passes writes down without filling") {
-  Hierarchy h(config_from(R"({"levels":[
-    {"name":"L1","size":256,"assoc":4,"line":64,"latency_cycles":4,
-     "write_policy":"write-through","write_allocate":false},
-    {"name":"L2","size":1024,"assoc":4,"line":64,"latency_cycles":12}]})"),
+  Hierarchy h(HierarchyBuilder{}
+                  .level(defaults::tiny_l1().write_through().write_allocate(false))
+                  .level(defaults::tiny_l2().size(1024))
+                  .build(),
               Fidelity::Line, 1);
   CHECK(h.access(0, A, AccessKind::Write) == 2);  // L1 miss, L2 miss: RFO from memory
   CHECK_FALSE(h.cache(0, 0).contains(A));
@@ -117,7 +127,7 @@ TEST_CASE("write-through, no-write-allocate L1 passes writes down without fillin
 }
 
 TEST_CASE("a streaming store bypasses the caches and drops cached copies") {
-  Hierarchy h(config_from(two_levels("non-inclusive")), Fidelity::Line, 1);
+  Hierarchy h(two_levels("non-inclusive"), Fidelity::Line, 1);
   h.access(0, A, AccessKind::Write);  // A dirty in L1
   RangeResult r = h.access_range(0, 0, 256, AccessKind::StreamingWrite);
   CHECK(r.units == 4);
@@ -130,10 +140,7 @@ TEST_CASE("a streaming store bypasses the caches and drops cached copies") {
 }
 
 TEST_CASE("private levels are per core, shared levels are one") {
-  Hierarchy h(config_from(R"({"levels":[
-    {"name":"L1","size":256,"assoc":4,"line":64,"latency_cycles":4},
-    {"name":"LLC","size":4096,"assoc":4,"line":64,"latency_cycles":30,"shared":true}]})"),
-              Fidelity::Line, 2);
+  Hierarchy h(l1_and_shared_llc(), Fidelity::Line, 2);
   CHECK(h.access(0, A, AccessKind::Read) == 2);
   CHECK(h.access(1, A, AccessKind::Read) == 1);  // core 1 misses its L1, hits the shared LLC
   CHECK(h.access(1, A, AccessKind::Read) == 0);
@@ -155,8 +162,10 @@ TEST_CASE("private levels are per core, shared levels are one") {
 
 TEST_CASE("line and block fidelity keep the same bytes in the same caches") {
   // L1 48 KiB 12-way: 768 lines in 64 sets, or twelve 4 KiB blocks in one set.
-  auto config = config_from(R"({"block":"4KiB","levels":[
-    {"name":"L1","size":"48KiB","assoc":12,"line":64,"latency_cycles":5}]})");
+  auto config = HierarchyBuilder{}
+                    .block(4096)
+                    .level(test::LevelBuilder("L1").size("48KiB").assoc(12).line(64).latency(5))
+                    .build();
   for (auto fidelity : {Fidelity::Line, Fidelity::Block}) {
     Hierarchy fits(config, fidelity, 1);
     std::uint64_t units = fidelity == Fidelity::Line ? 768 : 12;
@@ -179,10 +188,7 @@ TEST_CASE("line and block fidelity keep the same bytes in the same caches") {
 }
 
 TEST_CASE("stats print as a tree: table rows by path, JSON by name") {
-  Hierarchy h(config_from(R"({"levels":[
-    {"name":"L1","size":256,"assoc":4,"line":64,"latency_cycles":4},
-    {"name":"LLC","size":4096,"assoc":4,"line":64,"latency_cycles":30,"shared":true}]})"),
-              Fidelity::Line, 2);
+  Hierarchy h(l1_and_shared_llc(), Fidelity::Line, 2);
   h.access(1, A, AccessKind::Read);
   StatsNode tree = to_stats_node(h.stats());
   nlohmann::json j = stats_to_json(tree);

@@ -1,9 +1,11 @@
 // Replacement policies on single-set caches, with every victim worked out by hand.
 #include <catch2/catch.hpp>
 
+#include "builders/cache_builder.h"
 #include "mem/cache/cache.h"
 
 using namespace fusim::cache;
+using fusim::test::CacheBuilder;
 
 namespace {
 // One set of four 64 B ways: lines 0x000, 0x040, ... all land in set 0.

@@ -7,7 +7,6 @@
 #include "exec/simulate.h"
 #include "networks/networks.h"
 #include "schedule/schedule.h"
-#include "sim_fixtures.h"
 #include "workload/trace_io.h"
 
 using namespace fusim;

@@ -2,9 +2,9 @@
 // re-read factors, and the tile edge the machine's caches give.
 #include <catch2/catch.hpp>
 
+#include "builders/machine_builder.h"
 #include "compute/access_program.h"
 #include "exec/machine.h"
-#include "sim_fixtures.h"
 
 using namespace fusim;
 using compute::gemm_traffic;
@@ -48,6 +48,6 @@ TEST_CASE("tile edge follows the machine's private cache (CPU) or threadblock ti
   CHECK(compute::gemm_tile_edge(bigger.compute, 4) == 656);  // sqrt(5 MiB / 12) = 661
   auto gpu = exec::load_machine("h100-sxm5");
   CHECK(compute::gemm_tile_edge(gpu.compute, 2) == 128);
-  auto tiny = test::machine(test::tiny_cpu("1KiB", "4KiB"));
+  auto tiny = test::defaults::tiny_cpu().build();
   CHECK(compute::gemm_tile_edge(tiny.compute, 4) == 8);  // the minimum
 }

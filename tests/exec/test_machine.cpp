@@ -2,6 +2,8 @@
 // the file, the JSON path and the expectation.
 #include <catch2/catch.hpp>
 
+#include "builders/hierarchy_builder.h"
+#include "builders/machine_builder.h"
 #include "core/error.h"
 #include "core/time.h"
 #include "exec/machine.h"
@@ -135,4 +137,26 @@ TEST_CASE("what the DRAM system would refuse is refused when the machine is read
                  Catch::Contains("got \"fifo\""));
   CHECK_THAT(error_of(tiny_cpu(), {{"dram.mapping", "RoBaCo"}}),
              Catch::Contains("m.json: mapping") && Catch::Contains("Ch"));
+}
+
+TEST_CASE("the tests' named defaults say what they claim") {
+  // defaults::h100_l2() is the L2 of the h100-sxm5 preset.
+  const auto l2 = test::HierarchyBuilder{}.level(test::defaults::h100_l2()).build().levels[0];
+  const auto preset = load_machine("h100-sxm5").caches.levels.back();
+  CHECK(l2.name == preset.name);
+  CHECK(l2.size_bytes == preset.size_bytes);
+  CHECK(l2.assoc == preset.assoc);
+  CHECK(l2.line_bytes == preset.line_bytes);
+  CHECK(l2.latency_cycles == preset.latency_cycles);
+  CHECK(l2.mshrs == preset.mshrs);
+  CHECK(l2.shared == preset.shared);
+  // defaults::tiny_cpu(): 1 core of 2 GFLOP/s, L1 1 KiB, LLC 4 KiB, a 10 ns ideal memory.
+  const auto m = test::defaults::tiny_cpu().build();
+  CHECK(m.compute.units == 1);
+  CHECK(m.compute.flops_per_second(compute::OpClass::Gemm, workload::DType::Float32, 1) ==
+        Approx(2e9));
+  CHECK(m.caches.levels[0].size_bytes == 1024);
+  CHECK(m.caches.levels[1].size_bytes == 4096);
+  CHECK(std::get<exec::FixedLatency>(m.memory).latency == ns(10));
+  CHECK(std::get<exec::FixedLatency>(m.memory).bandwidth_gbps == 0);
 }

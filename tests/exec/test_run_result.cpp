@@ -2,12 +2,12 @@
 // fillers, unknown values in JSON, and the timeline writer shared by simulate and run.
 #include <catch2/catch.hpp>
 
+#include "builders/machine_builder.h"
 #include "exec/run_result.h"
 #include "exec/run_result_json.h"
 #include "exec/simulate.h"
 #include "exec/timeline.h"
 #include "schedule/schedule.h"
-#include "sim_fixtures.h"
 #include "workload/trace_io.h"
 
 using namespace fusim;
@@ -132,8 +132,7 @@ TEST_CASE("A simulated and a measured run of one schedule give the same timeline
   const auto s = mlp_schedule(2);
   exec::SimOptions o;
   o.warmup_steps = 0;
-  const auto sim =
-      exec::simulate_detailed(trace, s, test::machine(test::tiny_cpu("1KiB", "4KiB", 10, 0)), o);
+  const auto sim = exec::simulate_detailed(trace, s, test::defaults::tiny_cpu().build(), o);
   // A measured run of the same ops: every op 1 us long, back to back, step 1 only.
   exec::RunResult measured = exec::result_header(s, "cpu");
   Tick t = 0;

@@ -2,11 +2,11 @@
 // that make its predictions meaningful (inter-op cache reuse, steady state).
 #include <catch2/catch.hpp>
 
+#include "builders/machine_builder.h"
 #include "core/error.h"
 #include "exec/simulate.h"
 #include "networks/networks.h"
 #include "schedule/schedule.h"
-#include "sim_fixtures.h"
 #include "workload/trace_io.h"
 
 using namespace fusim;
@@ -88,7 +88,7 @@ TEST_CASE("2-layer MLP forward on a tiny machine: traffic and times by hand") {
   add_op(s, 1, K::Relu, {0}, {{h, AccessMode::Read}, {a, AccessMode::Write}}, 200);
   add_op(s, 2, K::Linear, {1},
          {{a, AccessMode::Read}, {w2, AccessMode::Read}, {y, AccessMode::Write}}, 1000);
-  auto m = test::machine(test::tiny_cpu("1KiB", "4KiB", /*latency_ns=*/10));
+  auto m = test::defaults::tiny_cpu().build();  // L1 1 KiB, LLC 4 KiB, memory 10 ns
   exec::SimOptions o;
   o.warmup_steps = 0;
   auto r = exec::simulate(trace, s, m, o);
@@ -126,11 +126,9 @@ TEST_CASE("a CPU op pays its dispatch overhead before its work") {
   s.steps = 1;
   int h = add_tensor(s, "h", 64, 0x0), a = add_tensor(s, "a", 64, 0x40);
   add_op(s, 1, workload::OpKind::Relu, {}, {{h, AccessMode::Read}, {a, AccessMode::Write}}, 0);
-  auto doc = test::tiny_cpu("1KiB", "4KiB", 10);
-  doc["compute"]["dispatch_overhead_ns"] = 5000;
   exec::SimOptions o;
   o.warmup_steps = 0;
-  auto r = exec::simulate(trace, s, test::machine(doc), o);
+  auto r = exec::simulate(trace, s, test::defaults::tiny_cpu().dispatch_ns(5000).build(), o);
   // 5 us dispatch, then h issued at 5000, a at 5001 -> a's data at 5013 ns.
   CHECK(r.per_op[0].end == ns(5013));
 }
@@ -144,9 +142,9 @@ TEST_CASE("backward-fused reads grads from the LLC: fewer DRAM bytes than eager"
   // Each layer's grad (<= 784 KiB) fits in a 2 MiB LLC; the model's weights, grads and
   // momentum (~3.9 MiB) do not.
   // 64 FLOP/cycle so that memory, not compute, sets the step time.
-  auto fits_doc = test::tiny_cpu("32KiB", "2MiB", 80, 25);
-  fits_doc["compute"]["vector_flops_per_cycle"]["float32"] = 64;
-  auto fits = test::machine(fits_doc);
+  auto fits_machine =
+      test::defaults::tiny_cpu().l1("32KiB").llc("2MiB").memory(80, 25).flops_per_cycle(64);
+  auto fits = fits_machine.build();
   auto eager = run(trace, schedule::Ordering::Eager, fits, 3, exec::Fidelity::Line, "momentum");
   auto fused =
       run(trace, schedule::Ordering::BackwardFused, fits, 3, exec::Fidelity::Line, "momentum");
@@ -159,10 +157,7 @@ TEST_CASE("backward-fused reads grads from the LLC: fewer DRAM bytes than eager"
   // run) but its updates evict the next forward's weights and B's activations (F +1.1 MB,
   // Bw +1.0 MB demand misses). When memory bandwidth is the limit (256 MSHRs, 5 GB/s),
   // time follows bytes and fewer bytes must mean a step that is not slower.
-  auto bw_doc = fits_doc;
-  for (auto& level : bw_doc["caches"]["levels"]) level["mshrs"] = 256;
-  bw_doc["dram"]["bandwidth_gbps"] = 5;
-  auto bw = test::machine(bw_doc);
+  auto bw = fits_machine.mshrs(256).memory(80, 5).build();
   auto eager_bw = run(trace, schedule::Ordering::Eager, bw, 3, exec::Fidelity::Line, "momentum");
   auto fused_bw =
       run(trace, schedule::Ordering::BackwardFused, bw, 3, exec::Fidelity::Line, "momentum");
@@ -170,7 +165,7 @@ TEST_CASE("backward-fused reads grads from the LLC: fewer DRAM bytes than eager"
   CHECK(fused_bw.step_time <= eager_bw.step_time);
 
   // Without an LLC (and a 4-line L1) no grad survives from B_i to U_i in either ordering.
-  auto none = test::machine(test::tiny_cpu("256B", "0", 80, 25));
+  auto none = test::defaults::tiny_cpu().l1("256B").llc("0").memory(80, 25).build();
   auto eager0 = run(trace, schedule::Ordering::Eager, none, 3, exec::Fidelity::Line, "momentum");
   auto fused0 =
       run(trace, schedule::Ordering::BackwardFused, none, 3, exec::Fidelity::Line, "momentum");
@@ -184,7 +179,7 @@ TEST_CASE("forward-fused steady state excludes warm-up and the final flush") {
   no.hidden = 128;
   no.layers = 2;
   auto trace = networks::make_network("mlp", no);
-  auto m = test::machine(test::tiny_cpu("32KiB", "1MiB", 80, 25));
+  auto m = test::defaults::tiny_cpu().l1("32KiB").llc("1MiB").memory(80, 25).build();
   auto r = run(trace, schedule::Ordering::ForwardFused, m, 3);
   // Boundaries: the first forward op of each step starts it.
   std::vector<Tick> first_f(3, -1);
@@ -209,7 +204,7 @@ TEST_CASE("same inputs, same result (determinism)") {
   no.hidden = 128;
   no.layers = 2;
   auto trace = networks::make_network("mlp", no);
-  auto m = test::machine(test::tiny_cpu("32KiB", "1MiB", 80, 25));
+  auto m = test::defaults::tiny_cpu().l1("32KiB").llc("1MiB").memory(80, 25).build();
   auto a = run(trace, schedule::Ordering::BackwardFused, m);
   auto b = run(trace, schedule::Ordering::BackwardFused, m);
   CHECK(a.step_time == b.step_time);
@@ -228,7 +223,7 @@ TEST_CASE("forward-fused: the step that first touches the optimizer state is war
   no.hidden = 128;
   no.layers = 2;
   auto trace = networks::make_network("mlp", no);
-  auto m = test::machine(test::tiny_cpu("32KiB", "8MiB", 80, 25));
+  auto m = test::defaults::tiny_cpu().l1("32KiB").llc("8MiB").memory(80, 25).build();
   auto eager = run(trace, schedule::Ordering::Eager, m, 4, exec::Fidelity::Line, "adam");
   auto fused = run(trace, schedule::Ordering::ForwardFused, m, 4, exec::Fidelity::Line, "adam");
   CHECK(eager.dram_bytes == 0);

@@ -98,6 +98,8 @@ TEST_CASE("simulate results equal the golden outputs field by field") {
       diff(want, got, "", differences);
       std::string shown;
       for (std::size_t i = 0; i < differences.size() && i < 20; ++i) shown += differences[i] + "\n";
+      // The first differing field by itself, then up to 20 (a model change moves many).
+      INFO("first difference: " << (differences.empty() ? "none" : differences.front()));
       INFO(differences.size() << " differences (first 20):\n" << shown);
       CHECK(differences.empty());
     }

@@ -89,11 +89,4 @@ std::uint64_t Cache::occupancy() const {
   return n;
 }
 
-Cache CacheBuilder::build() const {
-  FUSIM_ASSERT(size_ % (line_ * assoc_) == 0,
-               "CacheBuilder: size must be a multiple of line * assoc");
-  auto sets = static_cast<std::uint32_t>(size_ / (line_ * assoc_));
-  return Cache(line_, sets, assoc_, make_policy(policy_, PolicyParams{sets, assoc_, seed_}));
-}
-
 }  // namespace fusim::cache

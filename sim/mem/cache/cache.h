@@ -1,7 +1,7 @@
 #pragma once
 // One set-associative cache array: tags in a flat vector (set * ways + way), a dirty bit per
 // line, a replacement policy chosen by name, and the array's own stats. The hierarchy
-// composes these; unit tests use them alone through CacheBuilder and access().
+// composes these; unit tests build them alone (tests/builders/cache_builder.h).
 //
 // Addresses inside are *unit numbers* (byte address >> log2(unit)); the unit is the line in
 // line fidelity and the block in block fidelity. access()/contains() take byte addresses.
@@ -125,37 +125,6 @@ class Cache {
   std::vector<std::uint8_t> dirty_;
   std::unique_ptr<ReplacementPolicy> policy_;
   CacheStats stats_;
-};
-
-// Five-line construction for tests: sizes in bytes, policy by name.
-class CacheBuilder {
- public:
-  CacheBuilder& size(std::uint64_t bytes) {
-    size_ = bytes;
-    return *this;
-  }
-  CacheBuilder& assoc(std::uint32_t ways) {
-    assoc_ = ways;
-    return *this;
-  }
-  CacheBuilder& line(std::uint64_t bytes) {
-    line_ = bytes;
-    return *this;
-  }
-  CacheBuilder& policy(std::string name) {
-    policy_ = std::move(name);
-    return *this;
-  }
-  CacheBuilder& seed(std::uint64_t seed) {
-    seed_ = seed;
-    return *this;
-  }
-  Cache build() const;
-
- private:
-  std::uint64_t size_ = 32 * 1024, line_ = 64, seed_ = 1;
-  std::uint32_t assoc_ = 8;
-  std::string policy_ = "lru";
 };
 
 }  // namespace fusim::cache

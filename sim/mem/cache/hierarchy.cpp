@@ -1,4 +1,5 @@
-// The functional half of the hierarchy: lookups, fills, evictions, inclusion and writebacks.
+// The hierarchy's contents: lookups, fills, evictions, inclusion and writebacks (the timed
+// path on top of them is timed_path.cpp).
 // Every access is one unit walking down the levels by recursion (at most kMaxLevels deep);
 // the hit path touches only flat tag arrays and counters.
 #include "mem/cache/hierarchy.h"
@@ -8,7 +9,7 @@
 
 #include "core/error.h"
 #include "core/units.h"
-#include "mem/cache/hierarchy_timing.h"
+#include "mem/cache/timed_path.h"
 
 namespace fusim::cache {
 
@@ -72,7 +73,7 @@ Hierarchy::Hierarchy(const HierarchyConfig& config, Fidelity fidelity, int cores
     path_latency_.push_back(total);
     levels_.push_back(std::move(level));
   }
-  timing_ = std::make_unique<Timing>(*this);
+  timing_ = std::make_unique<TimedPath>(*this);
 }
 
 Hierarchy::~Hierarchy() = default;
@@ -290,6 +291,25 @@ void Hierarchy::memory_request(int core, std::uint64_t unit, bool is_write, bool
     return;
   }
   timing_->post(request);
+}
+
+void Hierarchy::attach_memory(EventQueue& queue, mem::MemoryPort& port) {
+  timing_->attach(queue, port);
+}
+
+void Hierarchy::start_range(int core, Addr addr, std::uint64_t bytes, AccessKind kind, Done done) {
+  std::uint64_t first = addr >> shift_;
+  std::uint64_t end = bytes == 0 ? first : ((addr + bytes - 1) >> shift_) + 1;
+  const std::uint64_t mask = unit_bytes() - 1;
+  timing_->start(core, first, end, (addr & mask) == 0, ((addr + bytes) & mask) == 0, kind,
+                 std::move(done));
+}
+
+bool Hierarchy::busy() const {
+  return timing_->busy();
+}
+std::string Hierarchy::describe_state() const {
+  return timing_->describe();
 }
 
 void Hierarchy::flush() {

@@ -109,6 +109,18 @@ struct HierarchyStats {
 // Stats as a printable tree (core/stats.h): levels[...] with per-core children, and memory.
 StatsNode to_stats_node(const HierarchyStats& stats);
 
+// The memory requests one access made, captured for the timed path instead of posted: its
+// own (demand) requests, and the writebacks of the dirty victims it evicted to memory (at
+// most one per level).
+struct CapturedRequests {
+  std::array<mem::MemRequest, 2 * kMaxLevels> requests;
+  int count = 0;
+  std::array<mem::MemRequest, kMaxLevels> writebacks;
+  int writeback_count = 0;
+};
+
+class TimedPath;  // timed_path.h
+
 class Hierarchy {
  public:
   using Done = std::function<void(Tick finish)>;
@@ -155,6 +167,28 @@ class Hierarchy {
 
   HierarchyStats stats() const;
 
+  // --- for the timed path (timed_path.h) ------------------------------------------------
+  const LevelConfig& level_config(int level) const {
+    return levels_[static_cast<std::size_t>(level)].config;
+  }
+  // Instances of a level: one per core (private) or one (shared).
+  int instances(int level) const {
+    return static_cast<int>(levels_[static_cast<std::size_t>(level)].instances.size());
+  }
+  // Units inserted into any level so far: while it stands still, a unit that missed every
+  // level still does (contents only grow by fills), so a parked range need not look again.
+  std::uint64_t fills() const { return fills_; }
+  bool misses_everywhere(int core, std::uint64_t unit) const;
+  // The lookup of access(), on a unit number; the memory requests it makes go into `out`
+  // (up to its capacity; any more are posted as usual).
+  int access_captured(int core, std::uint64_t unit, AccessKind kind, bool whole,
+                      CapturedRequests& out) {
+    capture_ = &out;
+    const int served = access_unit(core, unit, kind, whole);
+    capture_ = nullptr;
+    return served;
+  }
+
  private:
   struct Level {
     LevelConfig config;
@@ -162,16 +196,6 @@ class Hierarchy {
     bool exclusive = false, inclusive = false, write_back = true, write_allocate = true;
     Tick port_occupancy = 0;
   };
-  // Memory requests an access made, captured by the timed path: its own (demand) requests,
-  // and the writebacks of the dirty victims it evicted to memory (at most one per level).
-  struct Captured {
-    std::array<mem::MemRequest, 2 * kMaxLevels> requests;
-    int count = 0;
-    std::array<mem::MemRequest, kMaxLevels> writebacks;
-    int writeback_count = 0;
-  };
-  class Timing;
-
   Cache& instance(int level, int core) {
     Level& l = levels_[static_cast<std::size_t>(level)];
     return l.instances[l.config.shared ? 0 : static_cast<std::size_t>(core)];
@@ -187,19 +211,16 @@ class Hierarchy {
   void write_back_into(int level, int core, std::uint64_t unit);
   void streaming_write(int core, std::uint64_t unit);
   void memory_request(int core, std::uint64_t unit, bool is_write, bool demand);
-  bool misses_everywhere(int core, std::uint64_t unit) const;
 
   std::vector<Level> levels_;
   int cores_;
-  // Units inserted into any level so far: while it stands still, a unit that missed every
-  // level still does (contents only grow by fills), so a parked range need not look again.
-  std::uint64_t fills_ = 0;
+  std::uint64_t fills_ = 0;  // see fills()
   Fidelity fidelity_;
   unsigned shift_;
   std::vector<Tick> path_latency_;
   MemoryTraffic memory_;
-  Captured* capture_ = nullptr;  // set only while the timed path runs one access
-  std::unique_ptr<Timing> timing_;
+  CapturedRequests* capture_ = nullptr;  // set only while access_captured runs
+  std::unique_ptr<TimedPath> timing_;
   std::string file_;
 };
 

@@ -1,6 +1,9 @@
 #pragma once
-// Private to the hierarchy: the timed path (ranges in flight, MSHRs, ports, the queue of
-// requests waiting for the memory port). Only hierarchy*.cpp include this.
+// The timed path of a cache hierarchy (its contract is (b) in hierarchy.h): ranges in
+// flight, MSHRs, ports, and the queue of requests waiting for the memory port. It runs on
+// top of the Hierarchy's contents through the Hierarchy's public interface (the lookups of
+// access_captured(), MSHR and port sizes of level_config()); the Hierarchy owns one and
+// forwards attach_memory / start_range / busy / describe_state to it.
 #include <deque>
 #include <unordered_map>
 #include <vector>
@@ -9,9 +12,10 @@
 
 namespace fusim::cache {
 
-class Hierarchy::Timing {
+class TimedPath {
  public:
-  explicit Timing(Hierarchy& h);
+  using Done = Hierarchy::Done;
+  explicit TimedPath(Hierarchy& h);
 
   void attach(EventQueue& queue, mem::MemoryPort& port);
   bool attached() const { return queue_ != nullptr; }
@@ -34,7 +38,7 @@ class Hierarchy::Timing {
     // blocked: its last missing unit still has lines waiting for MSHRs (issue is in order,
     // so nothing after that unit issues before they are sent).
     bool active = false, parked = false, completing = false, blocked = false;
-    // The unit it parked at and Hierarchy::fills_ then: that unit is known to miss
+    // The unit it parked at and Hierarchy::fills() then: that unit is known to miss
     // everywhere while fills_ has not moved.
     std::uint64_t parked_unit = 0, parked_fills = UINT64_MAX;
     Done done;

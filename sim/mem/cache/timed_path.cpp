@@ -1,4 +1,4 @@
-// The timed half of the hierarchy (see the contract in hierarchy.h): units of a range issue
+// The timed path of the hierarchy (see the contract in hierarchy.h): units of a range issue
 // through the first level's port, queue at the ports of the levels they reach, hold MSHRs at
 // every level while a memory miss is outstanding, and the range completes with its last unit.
 // Hits never create events; an event is scheduled per memory request and once per
@@ -7,7 +7,8 @@
 #include <algorithm>
 
 #include "core/error.h"
-#include "mem/cache/hierarchy_timing.h"
+#include "core/int_math.h"
+#include "mem/cache/timed_path.h"
 
 namespace fusim::cache {
 namespace {
@@ -15,26 +16,26 @@ constexpr std::uint64_t kPostedBit = std::uint64_t{1} << 63;  // ids of requests
 constexpr Tick kLookaheadCycles = 64;
 }  // namespace
 
-Hierarchy::Timing::Timing(Hierarchy& h) : h_(h) {
-  for (const Level& level : h.levels_) {
-    mshrs_used_.emplace_back(level.instances.size(), 0);
-    port_free_.emplace_back(level.instances.size(), 0);
+TimedPath::TimedPath(Hierarchy& h) : h_(h) {
+  for (int k = 0; k < h.levels(); ++k) {
+    mshrs_used_.emplace_back(static_cast<std::size_t>(h.instances(k)), 0);
+    port_free_.emplace_back(static_cast<std::size_t>(h.instances(k)), 0);
   }
   // MSHRs track lines of the first level (the line a core's miss asks for); a unit of
   // block fidelity stands for unit / line of them.
-  line_bytes_ = static_cast<std::uint32_t>(h.levels_[0].config.line_bytes);
-  unsent_per_core_.assign(static_cast<std::size_t>(h.cores_), 0);
-  out_of_mshrs_.assign(static_cast<std::size_t>(h.cores_), 0);
+  line_bytes_ = static_cast<std::uint32_t>(h.level_config(0).line_bytes);
+  unsent_per_core_.assign(static_cast<std::size_t>(h.cores()), 0);
+  out_of_mshrs_.assign(static_cast<std::size_t>(h.cores()), 0);
 }
 
-void Hierarchy::Timing::attach(EventQueue& queue, mem::MemoryPort& port) {
+void TimedPath::attach(EventQueue& queue, mem::MemoryPort& port) {
   queue_ = &queue;
   port_ = &port;
   port.set_completion([this](const mem::MemRequest& r, Tick done) { on_memory_done(r, done); });
   port.set_retry([this] { pump(); });
 }
 
-void Hierarchy::Timing::post(const mem::MemRequest& request) {
+void TimedPath::post(const mem::MemRequest& request) {
   if (!attached()) return;  // counted in the hierarchy's MemoryTraffic only
   mem::MemRequest r = request;
   r.id = kPostedBit | next_id_++;
@@ -42,7 +43,7 @@ void Hierarchy::Timing::post(const mem::MemRequest& request) {
   pump();
 }
 
-void Hierarchy::Timing::pump() {
+void TimedPath::pump() {
   while (!outgoing_.empty() && port_->will_accept(outgoing_.front())) {
     mem::MemRequest r = outgoing_.front();
     outgoing_.pop_front();
@@ -53,28 +54,28 @@ void Hierarchy::Timing::pump() {
   if (!outgoing_.empty()) port_->request_retry();
 }
 
-std::uint32_t& Hierarchy::Timing::mshrs_used(int level, int core) {
-  const Level& l = h_.levels_[static_cast<std::size_t>(level)];
+std::uint32_t& TimedPath::mshrs_used(int level, int core) {
   return mshrs_used_[static_cast<std::size_t>(level)]
-                    [l.config.shared ? 0 : static_cast<std::size_t>(core)];
+                    [h_.level_config(level).shared ? 0 : static_cast<std::size_t>(core)];
 }
 
-std::uint32_t Hierarchy::Timing::free_mshr_lines(int core) const {
+std::uint32_t TimedPath::free_mshr_lines(int core) const {
   std::uint32_t free = UINT32_MAX;
-  for (std::size_t k = 0; k < h_.levels_.size(); ++k) {
-    const Level& l = h_.levels_[k];
-    std::size_t i = l.config.shared ? 0 : static_cast<std::size_t>(core);
-    auto total = static_cast<std::uint32_t>(l.config.mshrs);
-    free = std::min(free, mshrs_used_[k][i] >= total ? 0 : total - mshrs_used_[k][i]);
+  for (int k = 0; k < h_.levels(); ++k) {
+    const LevelConfig& c = h_.level_config(k);
+    const std::size_t i = c.shared ? 0 : static_cast<std::size_t>(core);
+    const auto total = static_cast<std::uint32_t>(c.mshrs);
+    const std::uint32_t used = mshrs_used_[static_cast<std::size_t>(k)][i];
+    free = std::min(free, used >= total ? 0 : total - used);
   }
   return free;
 }
 
-bool Hierarchy::Timing::unsent_lines_of(int core) const {
+bool TimedPath::unsent_lines_of(int core) const {
   return unsent_per_core_[static_cast<std::size_t>(core)] != 0;
 }
 
-bool Hierarchy::Timing::send_piece(std::uint32_t u, Tick issue, Tick* sent_at) {
+bool TimedPath::send_piece(std::uint32_t u, Tick issue, Tick* sent_at) {
   UnitMiss& m = unit_misses_[u];
   std::uint32_t n = std::min(m.lines - m.sent_lines, free_mshr_lines(m.core));
   if (n == 0) return false;
@@ -85,7 +86,7 @@ bool Hierarchy::Timing::send_piece(std::uint32_t u, Tick issue, Tick* sent_at) {
   // its later pieces queue behind what other cores put there meanwhile.
   Tick delay = 0;
   for (int k = 1; k < h_.levels(); ++k) {
-    Tick arrival = issue + h_.path_latency_[static_cast<std::size_t>(k - 1)] + delay;
+    Tick arrival = issue + h_.hit_latency(k - 1) + delay;
     delay += through_port(k, m.core, arrival, n) - arrival;
   }
   const Tick when = issue + h_.miss_issue_latency() + delay;
@@ -113,38 +114,35 @@ bool Hierarchy::Timing::send_piece(std::uint32_t u, Tick issue, Tick* sent_at) {
   return m.sent_lines == m.lines;
 }
 
-void Hierarchy::Timing::take_mshrs(int core, int delta) {
+void TimedPath::take_mshrs(int core, int delta) {
   for (int k = 0; k < h_.levels(); ++k) mshrs_used(k, core) += static_cast<std::uint32_t>(delta);
 }
 
-Tick Hierarchy::Timing::through_port(int level, int core, Tick arrival) {
-  const Level& l = h_.levels_[static_cast<std::size_t>(level)];
+Tick TimedPath::through_port(int level, int core, Tick arrival) {
   Tick& free = port_free_[static_cast<std::size_t>(level)]
-                         [l.config.shared ? 0 : static_cast<std::size_t>(core)];
+                         [h_.level_config(level).shared ? 0 : static_cast<std::size_t>(core)];
   Tick start = std::max(arrival, free);
-  free = start + l.port_occupancy;
+  free = start + h_.port_occupancy(level);
   return start;
 }
 
-Tick Hierarchy::Timing::through_port(int level, int core, Tick arrival, std::uint32_t lines) {
-  const Level& l = h_.levels_[static_cast<std::size_t>(level)];
+Tick TimedPath::through_port(int level, int core, Tick arrival, std::uint32_t lines) {
   if (static_cast<std::uint64_t>(lines) * line_bytes_ == h_.unit_bytes())
     return through_port(level, core, arrival);
-  Tick& free = port_free_[static_cast<std::size_t>(level)]
-                         [l.config.shared ? 0 : static_cast<std::size_t>(core)];
+  const LevelConfig& c = h_.level_config(level);
+  Tick& free =
+      port_free_[static_cast<std::size_t>(level)][c.shared ? 0 : static_cast<std::size_t>(core)];
   Tick start = std::max(arrival, free);
-  // cycle x lines / ports, rounded up (as Level::port_occupancy is for a whole unit)
-  const auto ports = static_cast<std::uint64_t>(l.config.ports);
-  free =
-      start + static_cast<Tick>(
-                  (static_cast<std::uint64_t>(l.config.clock_period) * lines + ports - 1) / ports);
+  // cycle x lines / ports, rounded up (as Hierarchy::port_occupancy is for a whole unit)
+  free = start + static_cast<Tick>(ceil_div(static_cast<std::uint64_t>(c.clock_period) * lines,
+                                            static_cast<std::uint64_t>(c.ports)));
   return start;
 }
 
-void Hierarchy::Timing::start(int core, std::uint64_t first, std::uint64_t end, bool whole_first,
-                              bool whole_last, AccessKind kind, Done done) {
+void TimedPath::start(int core, std::uint64_t first, std::uint64_t end, bool whole_first,
+                      bool whole_last, AccessKind kind, Done done) {
   FUSIM_ASSERT(attached(), "Hierarchy::start_range needs attach_memory() first");
-  FUSIM_ASSERT(core >= 0 && core < h_.cores_, fmt::format("core {} out of range", core));
+  FUSIM_ASSERT(core >= 0 && core < h_.cores(), fmt::format("core {} out of range", core));
   std::uint32_t slot;
   if (!free_slots_.empty()) {
     slot = free_slots_.back();
@@ -167,9 +165,9 @@ void Hierarchy::Timing::start(int core, std::uint64_t first, std::uint64_t end, 
   advance(slot);
 }
 
-void Hierarchy::Timing::advance(std::uint32_t slot) {
+void TimedPath::advance(std::uint32_t slot) {
   const Tick now = queue_->now();
-  const Tick horizon = now + kLookaheadCycles * h_.levels_[0].config.clock_period;
+  const Tick horizon = now + kLookaheadCycles * h_.level_config(0).clock_period;
   const int n = h_.levels();
   Transfer* x = &transfers_[slot];
   x->parked = false;
@@ -177,8 +175,7 @@ void Hierarchy::Timing::advance(std::uint32_t slot) {
     const int core = x->core;
     const std::uint64_t unit = x->next;
     Tick t = std::max(x->cursor, now);
-    const Level& l0 = h_.levels_[0];
-    t = std::max(t, port_free_[0][l0.config.shared ? 0 : static_cast<std::size_t>(core)]);
+    t = std::max(t, port_free_[0][h_.level_config(0).shared ? 0 : static_cast<std::size_t>(core)]);
     if (t > horizon) {
       x->cursor = t;
       queue_->schedule(t, Priority::Memory, [this, slot] { advance(slot); });
@@ -191,23 +188,21 @@ void Hierarchy::Timing::advance(std::uint32_t slot) {
     // range, and that check was 10% of a block run.)
     if ((free_mshr_lines(core) == 0 || unsent_lines_of(core)) &&
         x->kind != AccessKind::StreamingWrite &&
-        ((x->parked_unit == unit && x->parked_fills == h_.fills_) ||
+        ((x->parked_unit == unit && x->parked_fills == h_.fills()) ||
          h_.misses_everywhere(core, unit))) {
       x->cursor = t;
       x->parked = true;
       x->parked_unit = unit;
-      x->parked_fills = h_.fills_;
+      x->parked_fills = h_.fills();
       parked_.push_back(slot);
       return;
     }
     t = through_port(0, core, t);
     x->cursor = t;
-    Captured captured;
-    h_.capture_ = &captured;
+    CapturedRequests captured;
     const bool whole =
         (unit != x->first || x->whole_first) && (unit + 1 != x->end || x->whole_last);
-    int served = h_.access_unit(core, unit, x->kind, whole);
-    h_.capture_ = nullptr;
+    const int served = h_.access_captured(core, unit, x->kind, whole, captured);
     ++x->next;
     bool has_read = false;
     for (int i = 0; i < captured.count; ++i)
@@ -218,7 +213,7 @@ void Hierarchy::Timing::advance(std::uint32_t slot) {
     Tick delay = 0;
     const bool by_piece = served == n && has_read;
     for (int k = 1; k <= deepest && !by_piece; ++k) {
-      Tick arrival = t + h_.path_latency_[static_cast<std::size_t>(k - 1)] + delay;
+      Tick arrival = t + h_.hit_latency(k - 1) + delay;
       delay += through_port(k, core, arrival) - arrival;
     }
     if (!has_read)  // no fill to pace them: the victims leave at once
@@ -248,7 +243,7 @@ void Hierarchy::Timing::advance(std::uint32_t slot) {
         m.slot = slot;
         m.core = core;
         m.request = r;
-        m.lines = std::max<std::uint32_t>(1, (r.bytes + line_bytes_ - 1) / line_bytes_);
+        m.lines = std::max<std::uint32_t>(1, ceil_div(r.bytes, line_bytes_));
         m.writebacks = captured.writebacks;
         m.writeback_count = captured.writeback_count;
         if (!send_piece(u, t, &send_at)) {  // send_at: the direct writes' too
@@ -270,7 +265,7 @@ void Hierarchy::Timing::advance(std::uint32_t slot) {
   maybe_complete(slot);
 }
 
-void Hierarchy::Timing::maybe_complete(std::uint32_t slot) {
+void TimedPath::maybe_complete(std::uint32_t slot) {
   Transfer& x = transfers_[slot];
   if (!x.active || x.completing || x.next < x.end || x.outstanding != 0) return;
   x.completing = true;
@@ -285,7 +280,7 @@ void Hierarchy::Timing::maybe_complete(std::uint32_t slot) {
   });
 }
 
-void Hierarchy::Timing::on_memory_done(const mem::MemRequest& request, Tick done) {
+void TimedPath::on_memory_done(const mem::MemRequest& request, Tick done) {
   if (request.id & kPostedBit) {
     FUSIM_ASSERT(posted_in_flight_ > 0, "completion of a posted request never sent");
     --posted_in_flight_;
@@ -313,7 +308,7 @@ void Hierarchy::Timing::on_memory_done(const mem::MemRequest& request, Tick done
   if (miss.lines > 0) resume_after_free();
 }
 
-void Hierarchy::Timing::resume_after_free() {
+void TimedPath::resume_after_free() {
   // Lines already waiting go first, each sent a miss-issue latency after the MSHR frees (its
   // lookups run again, as a parked line miss does); then the ranges they held up, then
   // the ranges parked at a miss.
@@ -343,22 +338,24 @@ void Hierarchy::Timing::resume_after_free() {
   for (std::size_t i = 0; i < resume_.size(); ++i) advance(resume_[i]);
 }
 
-bool Hierarchy::Timing::busy() const {
+bool TimedPath::busy() const {
   if (!outgoing_.empty() || !waiting_.empty() || posted_in_flight_ != 0) return true;
   for (const Transfer& x : transfers_)
     if (x.active) return true;
   return false;
 }
 
-std::string Hierarchy::Timing::describe() const {
+std::string TimedPath::describe() const {
   std::string s;
-  for (std::size_t k = 0; k < h_.levels_.size(); ++k) {
-    const Level& l = h_.levels_[k];
-    for (std::size_t i = 0; i < l.instances.size(); ++i)
-      s +=
-          fmt::format("{}{}: {} lines valid, {}/{} MSHRs busy, port free at {} ps\n", l.config.name,
-                      l.config.shared ? "" : fmt::format("[core{}]", i), l.instances[i].occupancy(),
-                      mshrs_used_[k][i], l.config.mshrs, port_free_[k][i]);
+  for (int k = 0; k < h_.levels(); ++k) {
+    const LevelConfig& c = h_.level_config(k);
+    const auto level = static_cast<std::size_t>(k);
+    for (int i = 0; i < h_.instances(k); ++i) {
+      const auto n = static_cast<std::size_t>(i);
+      s += fmt::format("{}{}: {} lines valid, {}/{} MSHRs busy, port free at {} ps\n", c.name,
+                       c.shared ? "" : fmt::format("[core{}]", i), h_.cache(k, i).occupancy(),
+                       mshrs_used_[level][n], c.mshrs, port_free_[level][n]);
+    }
   }
   s += fmt::format(
       "memory: {} requests waiting for the port, {} misses and {} posted writes in flight\n",
@@ -373,25 +370,6 @@ std::string Hierarchy::Timing::describe() const {
                                  : "");
   }
   return s;
-}
-
-void Hierarchy::attach_memory(EventQueue& queue, mem::MemoryPort& port) {
-  timing_->attach(queue, port);
-}
-
-void Hierarchy::start_range(int core, Addr addr, std::uint64_t bytes, AccessKind kind, Done done) {
-  std::uint64_t first = addr >> shift_;
-  std::uint64_t end = bytes == 0 ? first : ((addr + bytes - 1) >> shift_) + 1;
-  const std::uint64_t mask = unit_bytes() - 1;
-  timing_->start(core, first, end, (addr & mask) == 0, ((addr + bytes) & mask) == 0, kind,
-                 std::move(done));
-}
-
-bool Hierarchy::busy() const {
-  return timing_->busy();
-}
-std::string Hierarchy::describe_state() const {
-  return timing_->describe();
 }
 
 }  // namespace fusim::cache

@@ -1,0 +1,73 @@
+#include "exec/steady_state.h"
+
+#include <fmt/format.h>
+#include <algorithm>
+
+#include "core/error.h"
+
+namespace fusim::exec {
+
+SimulationDetail steady_state(const schedule::Schedule& schedule, const SimulationRecord& rec,
+                              int warmup_steps) {
+  SimulationDetail out;
+  RunResult& r = out.result;
+  r = result_header(schedule, "sim");
+  r.peak_memory_bytes = schedule.peak.total;
+
+  std::vector<const Snapshot*> b;
+  for (const auto& s : rec.boundaries)
+    if (s) b.push_back(&*s);
+  const Snapshot start{};  // no forward op: the whole run is one step, from the start
+  if (b.empty()) b.push_back(&start);
+  const int steps = static_cast<int>(b.size());
+  bool trailing_flush = schedule.ordering == schedule::Ordering::ForwardFused;
+  for (auto mode : schedule.layer_modes)
+    trailing_flush = trailing_flush || mode == schedule::LayerMode::Forward;
+  // With forward-mode layers, step 0 runs no update: U_i of step 0 runs inside step 1's
+  // window (before F_i of step 1), so the optimizer state is first touched there (its
+  // compulsory misses: 8.5 MB of Adam state per "step" on the bundled MLP where eager shows
+  // 0). That step is warm-up too whenever the run has a step left to measure after it.
+  int warmup = warmup_steps;
+  if (trailing_flush && steps >= warmup + 3) ++warmup;
+  std::vector<Tick> times;
+  const Snapshot *from = nullptr, *to = nullptr;
+  if (steps >= warmup + 2) {
+    for (int s = warmup; s + 1 < steps; ++s)
+      times.push_back(b[std::size_t(s + 1)]->time - b[std::size_t(s)]->time);
+    from = b[std::size_t(warmup)];
+    to = b.back();
+  } else {
+    if (trailing_flush)
+      throw InputError(fmt::format(
+          "{} needs at least {} steps to measure a steady-state step without the warm-up "
+          "step(s) and the final flush (--steps)",
+          r.ordering, warmup_steps + 2));
+    from = b.back();
+    to = &rec.end;
+    times.push_back(rec.end.time - from->time);
+  }
+  set_step_times(r, std::move(times));
+  r.dram_bytes = (to->dram - from->dram) / std::max(1, r.steps_measured);
+  cache::HierarchyStats delta = to->cache - from->cache;
+  for (const auto& level : delta.levels) {
+    const auto& t = level.total;
+    r.hit_rates.push_back(
+        {level.name,
+         t.accesses == 0 ? 0.0 : static_cast<double>(t.hits) / static_cast<double>(t.accesses)});
+  }
+  if (!delta.levels.empty()) {
+    r.llc_hit_rate = r.hit_rates.back().hit_rate;
+    out.last_level = delta.levels.back().name;
+  }
+
+  r.per_op.reserve(rec.ops.size());
+  for (std::size_t i = 0; i < rec.ops.size(); ++i) {
+    const OpRecord& o = rec.ops[i];
+    r.per_op.push_back(op_timing(schedule.ops[i], o.start, o.end, o.dram_bytes, o.units));
+  }
+  out.dram = rec.dram;
+  out.events = rec.events;
+  return out;
+}
+
+}  // namespace fusim::exec
