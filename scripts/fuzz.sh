@@ -6,7 +6,9 @@
 #                                            (default 60) on its seed corpus
 #   scripts/fuzz.sh --run-one EXE NAME SECONDS   one target (what CTest label "fuzz" runs)
 #
-# Longer run (documented in fuzz/README.md): scripts/fuzz.sh 3600. A crash, a hang (> 1 s
+# Longer run (documented in fuzz/README.md): scripts/fuzz.sh 3600. The mutation seed is
+# $FUSIM_FUZZ_SEED (default 1): the same seed, corpus and build replay the same inputs, so a
+# CI finding reproduces (a time-limited run may stop at another input on a loaded machine). A crash, a hang (> 1 s
 # on one input), a leak, an uncaught non-InputError exception or any sanitizer report fails
 # the run; the reproducer is left in the target's work folder and named on stderr.
 set -euo pipefail
@@ -29,7 +31,8 @@ run_one() {
   local work=$build/fuzz-work/$name
   mkdir -p "$work/corpus" "$work/artifacts"
   for d in $(seed_dirs "$name"); do
-    find "$d" -maxdepth 1 -type f \( -name '*.json' -o -name '*.txt' -o -name '*.trc' \) \
+    find "$d" -maxdepth 1 -type f \( -name '*.json' -o -name '*.txt' -o -name '*.trc' \
+      -o -name '*.csv' \) \
       -exec cp -f {} "$work/corpus/" \;
   done
   local log=$work/fuzz.log
@@ -39,7 +42,7 @@ run_one() {
   # A 256 MiB model budget (core/memory_budget.h) keeps legal-but-huge configs fast to refuse.
   FUSIM_MEMORY_BUDGET=${FUSIM_MEMORY_BUDGET:-256MiB} \
   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ASAN_OPTIONS=detect_leaks=1 \
-    "$exe" "$work/corpus" -max_total_time="$seconds" -timeout=1 -rss_limit_mb=2048 \
+    "$exe" "$work/corpus" -seed="${FUSIM_FUZZ_SEED:-1}" -max_total_time="$seconds" -timeout=1 -rss_limit_mb=2048 \
     -malloc_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$work/artifacts/" \
     >"$log" 2>&1 || rc=$?
   local runs
@@ -60,7 +63,8 @@ fi
 seconds=${1:-60}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(trace machine cache_config address_trace dram_config dram_trace mixed sweep_set)
+[ ${#targets[@]} -gt 0 ] || targets=(trace machine cache_config address_trace dram_config dram_trace
+  mixed sweep_set sweep_resume)
 if [ ! -f "$build/CMakeCache.txt" ]; then
   generator=()
   command -v ninja >/dev/null && generator=(-G Ninja)
@@ -68,8 +72,26 @@ if [ ! -f "$build/CMakeCache.txt" ]; then
     -DFUSIM_FUZZ=ON -DFUSIM_TESTS=OFF -DFUSIM_WITH_TORCH=OFF -DFUSIM_WITH_MPI=OFF >&2
 fi
 cmake --build "$build" --target "${targets[@]/#/fuzz_}" -j "${FUSIM_JOBS:-2}" >&2
+# FUSIM_FUZZ_PARALLEL=N runs up to N targets at once (the long run: 9 targets x 3600 s is
+# 9 hours one after the other, 1 h 10 min on 8 cores); each target's summary line is
+# printed when all are done, and also kept in its work folder (summary.txt).
+parallel=${FUSIM_FUZZ_PARALLEL:-1}
 status=0
+if [ "$parallel" -le 1 ]; then
+  for t in "${targets[@]}"; do
+    run_one "$build/fuzz/fuzz_$t" "$t" "$seconds" || status=1
+  done
+  exit $status
+fi
 for t in "${targets[@]}"; do
-  run_one "$build/fuzz/fuzz_$t" "$t" "$seconds" || status=1
+  while [ "$(jobs -rp | wc -l)" -ge "$parallel" ]; do wait -n || true; done
+  mkdir -p "$build/fuzz-work/$t"
+  (rc=0; run_one "$build/fuzz/fuzz_$t" "$t" "$seconds" >"$build/fuzz-work/$t/summary.txt" 2>&1 || rc=$?
+   echo "$rc" >"$build/fuzz-work/$t/rc") &
+done
+wait
+for t in "${targets[@]}"; do
+  cat "$build/fuzz-work/$t/summary.txt"
+  [ "$(cat "$build/fuzz-work/$t/rc")" = 0 ] || status=1
 done
 exit $status

@@ -4,8 +4,9 @@
 # instrumentation, harmless for the tests), then
 #   1. the test suite under the sanitizers: any ASan/UBSan/LSan report fails its test;
 #   2. every fuzz target for $FUSIM_CI_FUZZ_SECONDS (default 20) s on its seed corpus.
-# One build serves both (a separate gcc ASan build plus a clang fuzz build did not fit CI's
-# 25 minutes on 2 cores). Left out, all covered by the normal suite (.ci/run):
+# One build serves both (a separate gcc ASan build plus a clang fuzz build would double the
+# build, the largest part of CI's 45 minutes on 2 cores). Left out, all covered by the
+# normal suite (.ci/run, step 1):
 #  - the libtorch backend: its 18 torch-heavy translation units would double the build;
 #  - MPI (-DFUSIM_WITH_MPI=OFF): mpirun under ASan is untested; sweeps run in one process;
 #  - the four large block-vs-line comparisons (resnet18, gpt2-small: line fidelity, 8-15 min
@@ -20,23 +21,32 @@ jobs=${FUSIM_JOBS:-$(nproc)}
 if [ ! -f "$build/CMakeCache.txt" ]; then
   generator=()
   command -v ninja >/dev/null && generator=(-G Ninja)
-  CC=clang CXX=clang++ cmake -S "$root" -B "$build" "${generator[@]}" \
+  # ccache (as scripts/build.sh): a rerun or a clean clone on a warm cache is mostly hits.
+  launcher=()
+  command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+  CC=clang CXX=clang++ cmake -S "$root" -B "$build" "${generator[@]}" "${launcher[@]}" \
     -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFUSIM_FUZZ=ON -DFUSIM_TESTS=ON \
     -DFUSIM_WITH_TORCH=OFF -DFUSIM_WITH_MPI=OFF >&2
 fi
 echo "fusim reliability: building tests and fuzz targets with ASan + UBSan in $build" >&2
+t0=$SECONDS
 cmake --build "$build" -j "$jobs" >&2
+echo "fusim reliability: sanitized build took $((SECONDS - t0)) s" >&2
 
 if [ "${FUSIM_SKIP_SANITIZE:-0}" != 1 ]; then
   echo "fusim reliability: the test suite under ASan + UBSan + LSan" >&2
+  t0=$SECONDS
   # abort_on_error / halt_on_error: a report ends the test with a failure, not a scroll-by.
   (cd "$build" && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
     UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     ctest --output-on-failure -j "$jobs" --timeout 900 -LE fuzz \
       -E "block vs line fidelity on (resnet18|gpt2-small)")
+  echo "fusim reliability: sanitized suite took $((SECONDS - t0)) s" >&2
 fi
 
 if [ "${FUSIM_SKIP_FUZZ:-0}" != 1 ]; then
   echo "fusim reliability: fuzzing each input format for ${FUSIM_CI_FUZZ_SECONDS:-20} s" >&2
+  t0=$SECONDS
   FUSIM_FUZZ_BUILD_DIR=$build "$root/scripts/fuzz.sh" "${FUSIM_CI_FUZZ_SECONDS:-20}"
+  echo "fusim reliability: fuzzing took $((SECONDS - t0)) s" >&2
 fi

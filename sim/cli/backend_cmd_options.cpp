@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "backend/run_plan.h"
+#include "cli/option_checks.h"
 #include "schedule/request.h"
 
 namespace fusim::cli {
@@ -18,11 +19,23 @@ void add_backend_options(CLI::App* cmd, BackendCmdOptions& opt, const BackendOpt
   cmd->add_option("--mixed", opt.mixed, "Per-layer ordering JSON for --ordering mixed");
   cmd->add_option("--optimizer", opt.optimizer, help.optimizer)->capture_default_str();
   cmd->add_option("--impl", opt.impl, help.impl)->capture_default_str();
-  cmd->add_option("--steps", opt.run.steps, help.steps)->capture_default_str();
+  // Ranges checked at parse time (option_checks.h): --block 0 divided by zero, --threads
+  // beyond the host's hardware threads made libtorch's pool hang, -1 was taken silently.
+  cmd->add_option("--steps", opt.run.steps, help.steps)
+      ->capture_default_str()
+      ->check(int_range(1, 100000));
   cmd->add_option("--warmup", opt.run.warmup, "Unmeasured steps per ordering first")
-      ->capture_default_str();
-  cmd->add_option("--block", opt.run.block, help.block)->capture_default_str();
-  cmd->add_option("--threads", opt.run.threads, help.threads)->capture_default_str();
+      ->capture_default_str()
+      ->check(int_range(0, 100000));
+  cmd->add_option("--block", opt.run.block, help.block)
+      ->capture_default_str()
+      ->check(int_range(1, 100000));
+  cmd->add_option("--threads", opt.run.threads, help.threads)
+      ->capture_default_str()
+      ->check(int_range(0, host_threads(),
+                        fmt::format("0: libtorch's default; at most this host's {} hardware "
+                                    "threads",
+                                    host_threads())));
 }
 
 BackendPlan resolve_backend_options(BackendCmdOptions& opt) {

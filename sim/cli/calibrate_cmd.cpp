@@ -4,12 +4,12 @@
 #ifdef FUSIM_WITH_TORCH
 #include <fmt/format.h>
 #include <chrono>
-#include <fstream>
 
 #include "backend/calibration.h"
 #include "cli/commands.h"
 #include "cli/output_format.h"
 #include "core/error.h"
+#include "core/output_file.h"
 #include "core/units.h"
 #include "exec/machine.h"
 
@@ -31,9 +31,7 @@ void run_calibrate(const CalibrateCmdOptions& opt) {
   const auto doc = backend::machine_json(c, opt.name);
   // The output must load as a machine: a failure here is a bug in calibrate, not bad input.
   exec::parse_machine(doc, opt.output);
-  std::ofstream out(opt.output);
-  if (!out) throw InputError(opt.output, "", "a writable path for -o");
-  out << doc.dump(2) << "\n";
+  write_file_atomically(opt.output, doc.dump(2) + "\n", "-o");
   progress("wrote " + opt.output);
 
   Table table({"quantity", "value"});

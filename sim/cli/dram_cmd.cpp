@@ -12,6 +12,7 @@
 #include "cli/output_format.h"
 #include "core/error.h"
 #include "core/json_view.h"
+#include "core/memory_budget.h"
 #include "core/units.h"
 #include "mem/dram/trace_replay.h"
 
@@ -51,6 +52,29 @@ std::string fixed(double v, int digits) {
   return fmt::format("{:.{}f}", v, digits);
 }
 
+// The replay's work grows with the simulated span, not only with the requests: every
+// tREFI the controller refreshes each rank (JESD79-4 4.26), so an arrival cycle near 2^63
+// kept a 3-line trace replaying until killed. Refused before any work when reaching the
+// last arrival would take more than kMaxRefreshes refresh commands (1e7 took 0.8 s of CPU
+// on DDR4-3200 here, so about 8 s), unless --cycles stops the replay before that.
+constexpr double kMaxRefreshes = 1e8;
+
+void check_reachable(const dram::DramSpec& spec, const std::vector<dram::TraceRequest>& trace,
+                     const DramOptions& opt) {
+  const double ranks = static_cast<double>(spec.org.logical_channels()) * spec.org.ranks;
+  const dram::Cycle limit =
+      static_cast<dram::Cycle>(kMaxRefreshes / ranks * static_cast<double>(spec.t.tREFI));
+  if (opt.cycles > 0 && opt.cycles <= limit) return;
+  for (std::size_t i = 0; i < trace.size(); ++i)
+    if (trace[i].arrival > limit)
+      throw InputError(
+          opt.trace, fmt::format("request {}", i + 1),
+          fmt::format("an arrival cycle at most {} (a refresh every tREFI = {} cycles on each "
+                      "of {} ranks: later arrivals need over 1e8 refreshes; --cycles stops "
+                      "the replay sooner), got {}",
+                      limit, spec.t.tREFI, static_cast<std::int64_t>(ranks), trace[i].arrival));
+}
+
 void run_dram(const DramOptions& opt) {
   if (opt.config.empty() || opt.trace.empty()) {
     throw InputError(
@@ -71,6 +95,7 @@ void run_dram(const DramOptions& opt) {
           "in a config file: row_timeout, row_cap)");
   }
   const std::vector<dram::TraceRequest> trace = dram::read_dramsim3_trace(opt.trace);
+  check_reachable(spec, trace, opt);
   EventQueue queue;
   dram::DramSystem system(spec, queue, opt.config);
   std::fprintf(stderr, "fusim dram: replaying %zu requests on %s\n", trace.size(),
@@ -172,6 +197,14 @@ void run_gen(const GenOptions& opt) {
     throw InputError("--reads/--writes: expected a mix with at least one non-zero weight");
   if (opt.count == 0) throw InputError("-n: expected a positive number of requests");
   if (opt.interval < 0) throw InputError("--interval: expected cycles >= 0");
+  // The trace is built in memory, then written as text (about 30 B a line): refused before
+  // allocating when that would not fit the memory budget (core/memory_budget.h).
+  check_memory_budget("-n", "", "generated trace (requests and their text)", opt.count,
+                      sizeof(dram::TraceRequest) + 32);
+  if (opt.interval > 0 && opt.count > static_cast<std::uint64_t>(dram::kNoCycle / opt.interval))
+    throw InputError(fmt::format(
+        "--interval: expected arrival cycles that fit 64 bits ({} requests x {} cycles do not)",
+        opt.count, opt.interval));
   o.reads = opt.reads;
   o.writes = opt.writes;
   o.count = opt.count;

@@ -1,9 +1,9 @@
 // fusim: predicts how a training step's time changes when the optimizer update is fused
 // into the backward or forward pass, and checks predictions against real execution.
+#include <fmt/format.h>
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <exception>
-#include <fmt/format.h>
 
 #include "cli/commands.h"
 #include "core/error.h"
@@ -35,8 +35,11 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    int code = app.exit(e);
-    return code == 0 ? 0 : 2;
+    // --help / --version: CLI11 prints them. Every other parse error (unknown option,
+    // missing value, a value out of range) is one line like an InputError's.
+    if (e.get_exit_code() == 0) return app.exit(e);
+    std::fprintf(stderr, "fusim: %s\n", e.what());
+    return 2;
   } catch (const fusim::InputError& e) {
     std::fprintf(stderr, "fusim: %s\n", e.what());
     return 2;

@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "cli/commands.h"
+#include "cli/option_checks.h"
 #include "cli/output_format.h"
 #include "cli/plan_options.h"
 #include "cli/plan_schedule.h"
@@ -229,7 +230,8 @@ void add_schedule_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--steps", opt->steps,
                   "Training steps to unroll (default 1; 2 when an update is forward-fused;\n"
-                  "forward-fused needs >= 2)");
+                  "forward-fused needs >= 2)")
+      ->check(int_range(1, 1000));
   cmd->add_option("--mixed", opt->mixed, "Per-layer ordering JSON file for --ordering mixed");
   cmd->add_flag("--gpu-streams", opt->gpu_streams,
                 "A GPU schedule: backward-fused updates on stream 1 (U_i overlaps B_{i-1}),\n"

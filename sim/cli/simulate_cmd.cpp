@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "cli/commands.h"
+#include "cli/option_checks.h"
 #include "cli/output_format.h"
 #include "core/compare.h"
 #include "core/error.h"
@@ -154,10 +155,10 @@ void add_simulate_command(CLI::App& app) {
                   "Training steps simulated (>= warm-up + 2 to measure a steady-state step "
                   "between warm-up and the last step)")
       ->capture_default_str()
-      ->check(CLI::Range(1, 1000));
+      ->check(int_range(1, 1000));
   cmd->add_option("--warmup", opt->warmup, "Warm-up steps excluded from the stats")
       ->capture_default_str()
-      ->check(CLI::Range(0, 100));
+      ->check(int_range(0, 100));
   cmd->add_option("--fidelity", opt->fidelity,
                   "line: every 64 B line through caches and DRAM (reference); block: --block "
                   "units (faster, for sweeps)")

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/option_checks.h"
 #include "cli/output_format.h"
 #include "core/error.h"
 #include "core/table.h"
@@ -136,9 +137,11 @@ void add_sweep_command(CLI::App& app) {
   cmd->add_option("--steps", o->sim.steps,
                   "Training steps simulated per run: --warmup steps, the measured step(s), and\n"
                   "a last one (forward-fused flushes its pending updates there)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(int_range(1, 1000));
   cmd->add_option("--warmup", o->sim.warmup_steps, "Leading steps excluded from the measurement")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(int_range(0, 100));
   cmd->add_option("--batch", o->sim.batch, "Batch size of zoo networks when batch= is not swept")
       ->capture_default_str();
   cmd->add_option("--jobs,-j", o->jobs,

@@ -80,6 +80,22 @@ double ComputeConfig::flops_per_second(OpClass op_class, workload::DType dtype, 
   return per_cycle * clock_mhz * 1e6 * n * efficiency[static_cast<std::size_t>(op_class)];
 }
 
+namespace {
+
+// The simulator keeps state per core / SM (lanes, private cache arrays, per-op splits), and
+// an int holds the count: more than kMaxUnits is a typo or a what-if the model cannot run
+// (the largest parts modelled have 144 SMs or 128 cores), refused before anything is built.
+constexpr std::int64_t kMaxUnits = 65536;
+
+int unit_count(const JsonView& v, const char* what) {
+  const std::int64_t n = v.as_positive_int();
+  if (n > kMaxUnits)
+    v.fail_got(fmt::format("at most {} {} (one simulator lane each)", kMaxUnits, what));
+  return static_cast<int>(n);
+}
+
+}  // namespace
+
 ComputeConfig parse_compute_config(const JsonView& v, UnitKind kind) {
   v.require_object();
   ComputeConfig c;
@@ -88,7 +104,7 @@ ComputeConfig parse_compute_config(const JsonView& v, UnitKind kind) {
     v.reject_unknown_keys({"cores", "clock_mhz", "vector_flops_per_cycle", "matrix_flops_per_cycle",
                            "matrix_for_float32", "efficiency", "dispatch_overhead_ns",
                            "threads_per_op"});
-    c.units = static_cast<int>(v.at("cores").as_positive_int());
+    c.units = unit_count(v.at("cores"), "cores");
     c.threads_per_op = static_cast<int>(v.at("threads_per_op").as_positive_int());
     if (c.threads_per_op > c.units)
       v.at("threads_per_op")
@@ -99,7 +115,7 @@ ComputeConfig parse_compute_config(const JsonView& v, UnitKind kind) {
                            "matrix_for_float32", "efficiency", "dispatch_overhead_ns",
                            "launch_latency_ns", "max_concurrent_kernels", "threads_per_block",
                            "elements_per_thread", "gemm_tile"});
-    c.units = static_cast<int>(v.at("sms").as_positive_int());
+    c.units = unit_count(v.at("sms"), "SMs");
     c.launch_latency = ns(v.at("launch_latency_ns").as_number_in(0, 1e6));
     c.max_concurrent_kernels = static_cast<int>(v.at("max_concurrent_kernels").as_positive_int());
     c.threads_per_block = static_cast<int>(v.at("threads_per_block").as_positive_int());

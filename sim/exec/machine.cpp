@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "core/json_view.h"
+#include "core/memory_budget.h"
 #include "core/preset.h"
 #include "core/units.h"
 #include "mem/dram/address_mapping.h"
@@ -129,6 +130,15 @@ Machine parse_machine(nlohmann::json document, const std::string& file,
   top.at("dram").require_object();
   top.at("dram").at("preset").as_nonempty_string();
   m.caches = read_hierarchy(document, file, m.kind);
+  // A private level is one array per core (SM): its tag state (as cache_config.cpp counts
+  // it, 17 B per line) times the cores must fit the memory budget too, refused here naming
+  // the core count rather than ending in std::bad_alloc when the hierarchy is built.
+  std::uint64_t private_lines = 0;
+  for (const auto& l : m.caches.levels)
+    if (!l.shared) private_lines += static_cast<std::uint64_t>(l.size_bytes / l.line_bytes);
+  check_memory_budget(file, m.kind == compute::UnitKind::Cpu ? "compute.cores" : "compute.sms",
+                      "private cache levels (one copy per core)",
+                      private_lines * static_cast<std::uint64_t>(m.compute.units), 8 + 1 + 8);
   m.memory = read_memory(top.at("dram"));
   return m;
 }

@@ -1,9 +1,9 @@
 // Writing trace JSON: every attribute an op takes is written explicitly (defaults
 // included), so a saved trace reads back equal and needs no knowledge of defaults.
 #include <fmt/format.h>
-#include <fstream>
 
 #include "core/error.h"
+#include "core/output_file.h"
 #include "workload/trace_io.h"
 
 namespace fusim::workload {
@@ -147,10 +147,7 @@ void save_trace(const Trace& trace, const std::string& path) {
   for (std::size_t i = 0; i < layers.size(); ++i)
     text += layers[i].dump() + (i + 1 < layers.size() ? ",\n" : "\n");
   text += "]}\n";
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) throw InputError(path, "", "a writable file (cannot create it)");
-  out << text;
-  if (!out.flush()) throw InputError(path, "", "a writable file (write failed)");
+  write_file_atomically(path, text, "-o");
 }
 
 }  // namespace fusim::workload

@@ -4,9 +4,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <memory>
 
 #include "core/error.h"
+#include "core/output_file.h"
 #include "mem/dram/direct_replay.h"
 
 namespace fusim::dram {
@@ -86,13 +88,11 @@ std::vector<TraceRequest> read_dramsim3_trace(const std::string& path) {
 }
 
 void write_dramsim3_trace(const std::string& path, const std::vector<TraceRequest>& trace) {
-  std::FILE* f = std::fopen(path.c_str(), "w");
-  if (!f) throw InputError(path, "file", "a writable output path");
-  std::unique_ptr<std::FILE, int (*)(std::FILE*)> guard(f, std::fclose);
-  for (const auto& r : trace) {
-    fmt::print(f, "0x{:X} {} {}\n", r.addr, r.is_write ? "WRITE" : "READ", r.arrival);
-  }
-  if (std::ferror(f)) throw InputError(path, "file", "a writable output path (write failed)");
+  fmt::memory_buffer text;
+  for (const auto& r : trace)
+    fmt::format_to(std::back_inserter(text), "0x{:X} {} {}\n", r.addr,
+                   r.is_write ? "WRITE" : "READ", r.arrival);
+  write_file_atomically(path, fmt::to_string(text), "-o");
 }
 
 std::vector<TraceRequest> generate_trace(const TraceGenOptions& o) {

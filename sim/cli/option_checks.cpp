@@ -1,0 +1,31 @@
+#include "cli/option_checks.h"
+
+#include <fmt/format.h>
+#include <charconv>
+#include <thread>
+
+namespace fusim::cli {
+
+CLI::Validator int_range(std::int64_t lo, std::int64_t hi, const std::string& meaning) {
+  std::string expected = fmt::format("an integer in [{}, {}]", lo, hi);
+  if (!meaning.empty()) expected += " (" + meaning + ")";
+  // CLI11 prefixes the option's name: "--steps: expected an integer in [1, 1000], got 0".
+  return CLI::Validator(
+      [lo, hi, expected](std::string& text) -> std::string {
+        std::int64_t value = 0;
+        const char* end = text.data() + text.size();
+        auto [ptr, ec] = std::from_chars(text.data(), end, value);
+        if (ec != std::errc() || ptr != end)
+          return fmt::format("expected {}, got \"{}\"", expected, text);
+        if (value < lo || value > hi) return fmt::format("expected {}, got {}", expected, value);
+        return "";
+      },
+      expected);
+}
+
+int host_threads() {
+  const unsigned n = std::thread::hardware_concurrency();
+  return n == 0 ? 1 : static_cast<int>(n);
+}
+
+}  // namespace fusim::cli
