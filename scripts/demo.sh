@@ -5,7 +5,8 @@
 #  2. measure this host into a machine model once (`fusim calibrate`, cached in
 #     models/machines/host.json, which git ignores; delete it to re-measure);
 #  3. validate: predict on the calibrated host and run the same op lists with libtorch
-#     here, side by side, with the error of each prediction.
+#     here, side by side, with the error of each prediction, then per op kind x layer op
+#     (--per-op): where the step's error comes from.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/scripts/setup.sh"
@@ -23,4 +24,5 @@ if [ ! -s "$host" ]; then
 else
   echo "demo: using the cached calibration $host (delete it to measure this host again)" >&2
 fi
-./build/fusim validate --trace traces/mlp.json --machine "$host" --optimizer adam --ordering all
+./build/fusim validate --trace traces/mlp.json --machine "$host" --optimizer adam --ordering all \
+  --per-op

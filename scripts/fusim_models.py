@@ -1,4 +1,6 @@
-"""fx-traceable models for capture_trace.py: an MLP, BERT- and GPT-2-style transformers.
+"""Models for capture_trace.py: an MLP, BERT- and GPT-2-style transformers (fx-traceable),
+and small classifiers built from torch.nn's own blocks (TransformerEncoderLayer,
+MultiheadAttention, LSTM, GRU, EmbeddingBag) that only the ATen path captures.
 
 torch.nn.TransformerEncoderLayer cannot be traced by torch.fx in torch 1.13 (its fast path
 branches on tensor values), so the blocks are written here from Linear, LayerNorm, GELU,
@@ -164,3 +166,80 @@ def mlp(sizes=(784, 1024, 1024, 10)):
         if i + 2 < len(sizes):
             layers[f"relu{i + 1}"] = nn.ReLU()
     return nn.Sequential(layers)
+
+
+# ---- torch.nn blocks as they are (the ATen capture path; torch.fx cannot trace them) ----
+
+
+class TransformerEncoderClassifier(nn.Module):
+    """Token embedding, nn.TransformerEncoder of nn.TransformerEncoderLayer (post-LN, ReLU,
+    dropout 0.1, batch_first), mean over the sequence, a linear head."""
+
+    def __init__(self, vocab=1000, hidden=128, heads=4, ffn=256, layers=2, classes=10):
+        super().__init__()
+        self.tok = nn.Embedding(vocab, hidden)
+        layer = nn.TransformerEncoderLayer(hidden, heads, ffn, batch_first=True)
+        self.encoder = nn.TransformerEncoder(layer, layers, enable_nested_tensor=False)
+        self.head = nn.Linear(hidden, classes)
+
+    def forward(self, ids):
+        return self.head(self.encoder(self.tok(ids)).mean(dim=1))
+
+
+class MHAClassifier(nn.Module):
+    """nn.MultiheadAttention self-attention over float inputs [B, S, E], mean, head."""
+
+    def __init__(self, hidden=64, heads=4, classes=10):
+        super().__init__()
+        self.attn = nn.MultiheadAttention(hidden, heads, batch_first=True)
+        self.head = nn.Linear(hidden, classes)
+
+    def forward(self, x):
+        out, _ = self.attn(x, x, x)  # the averaged attention weights are not used
+        return self.head(out.mean(dim=1))
+
+
+class RecurrentClassifier(nn.Module):
+    """Token embedding, an nn.LSTM or nn.GRU (batch_first), the last step's state, head."""
+
+    def __init__(self, cell, vocab=1000, emb=64, hidden=128, layers=1, classes=10):
+        super().__init__()
+        self.tok = nn.Embedding(vocab, emb)
+        self.rnn = cell(emb, hidden, num_layers=layers, batch_first=True)
+        self.head = nn.Linear(hidden, classes)
+
+    def forward(self, ids):
+        out, _ = self.rnn(self.tok(ids))
+        return self.head(out[:, -1])
+
+
+class EmbeddingBagClassifier(nn.Module):
+    """nn.EmbeddingBag (mean of each row's tokens: bags of fixed length), linear head."""
+
+    def __init__(self, vocab=1000, dim=64, classes=10):
+        super().__init__()
+        self.bag = nn.EmbeddingBag(vocab, dim, mode="mean")
+        self.head = nn.Linear(dim, classes)
+
+    def forward(self, ids):
+        return self.head(self.bag(ids))
+
+
+def transformer_encoder_classifier():
+    return TransformerEncoderClassifier()
+
+
+def mha_classifier():
+    return MHAClassifier()
+
+
+def lstm_classifier():
+    return RecurrentClassifier(nn.LSTM)
+
+
+def gru_classifier():
+    return RecurrentClassifier(nn.GRU, layers=2)
+
+
+def embedding_bag_classifier():
+    return EmbeddingBagClassifier()

@@ -8,7 +8,7 @@ import torch
 import torch.fx as fx
 
 from . import function_ops, module_ops
-from .errors import CaptureError
+from .errors import CaptureError, one_line
 
 DTYPE_NAMES = {
     torch.float32: "float32", torch.float16: "float16", torch.bfloat16: "bfloat16",
@@ -116,6 +116,24 @@ class LayerBuilder:
     def alias(self, node, source):
         self.refs[node] = self.ref(source, node)
 
+    def module_layer(self, node, module):
+        try:
+            spec = module_ops.layer_spec(module, self.shape(node))
+        except module_ops.Unsupported as e:
+            raise CaptureError(f"fx node '{node.name}' (module '{node.target}', "
+                               f"{type(module).__name__}): {e}") from e
+        if isinstance(spec, module_ops.Alias):
+            return self.alias(node, node.args[0])
+        if len(node.args) < spec.inputs or (spec.inputs > 1 and
+                                            (len(node.args) != spec.inputs or node.kwargs)):
+            raise CaptureError(f"fx node '{node.name}' (module '{node.target}', "
+                               f"{type(module).__name__}): takes exactly {spec.inputs} tensor "
+                               "inputs")
+        prefix = f"{node.target}."
+        self.emit(node, spec.op, spec.attrs, list(node.args[:spec.inputs]),
+                  [(prefix + role, t) for role, t in spec.params],
+                  [(prefix + role, t) for role, t in spec.buffers], name=node.target)
+
     # ---- the walk ----
     def build(self, input_names):
         placeholders = 0
@@ -138,10 +156,16 @@ class LayerBuilder:
             elif node.op in ("call_module", "call_function", "call_method"):
                 if not isinstance(self.values[node], torch.Tensor):
                     continue  # a static value (a size, a shape); consumers read it concretely
-                if node.op == "call_module":
-                    module_ops.convert(self, node, self.modules[node.target])
-                else:
-                    function_ops.convert(self, node)
+                try:
+                    if node.op == "call_module":
+                        self.module_layer(node, self.modules[node.target])
+                    else:
+                        function_ops.convert(self, node)
+                except CaptureError:
+                    raise
+                except Exception as e:  # an argument form the op tables do not expect
+                    raise CaptureError(f"fx node '{node.name}' ({node.op} {node.target}): "
+                                       f"cannot convert it: {one_line(e)}") from e
             elif node.op == "output":
                 return node.args[0]
         raise CaptureError("the fx graph has no output node")

@@ -1,14 +1,22 @@
-"""nn.Module -> fusim trace dict (traces/SCHEMA.md), and its compact JSON form."""
+"""nn.Module -> fusim trace dict (traces/SCHEMA.md), and its compact JSON form.
+
+Two paths: torch.fx (symbolic: the graph holds for any input of these shapes) and the ATen
+level (aten_capture: every op as the forward ran). `path="auto"` tries fx first and falls
+back to ATen where fx fails or meets an op or module fusim has no kind for.
+"""
+import copy
 import importlib
 import json
+import warnings
 
 import torch
 
 from .builder import DTYPE_NAMES, LayerBuilder
-from .errors import CaptureError
+from .errors import CaptureError, one_line
 from .fx_graph import trace_module
 
 TORCH_DTYPES = {name: dt for dt, name in DTYPE_NAMES.items() if dt.is_floating_point}
+PATHS = ("auto", "fx", "aten")
 
 
 def load_model(spec):
@@ -17,12 +25,17 @@ def load_model(spec):
         module_name, factory_name = spec.split(":", 1)
         try:
             module = importlib.import_module(module_name)
-        except ImportError as e:
-            raise CaptureError(f"MODEL '{spec}': cannot import '{module_name}': {e}") from e
+        except Exception as e:  # ImportError, or the module itself raising on import
+            raise CaptureError(f"MODEL '{spec}': cannot import '{module_name}': "
+                               f"{one_line(e)}") from e
         factory = getattr(module, factory_name, None)
         if not callable(factory):
             raise CaptureError(f"MODEL '{spec}': '{module_name}' has no factory '{factory_name}'")
-        model, name = factory(), factory_name.replace("_", "-")  # gpt2_small -> gpt2-small
+        try:
+            model = factory()
+        except Exception as e:
+            raise CaptureError(f"MODEL '{spec}': the factory raised {one_line(e)}") from e
+        name = factory_name.replace("_", "-")  # gpt2_small -> gpt2-small
     else:
         import torchvision.models as tvm
         names = sorted(n for n in tvm.list_models(module=tvm)) if hasattr(tvm, "list_models") \
@@ -30,40 +43,110 @@ def load_model(spec):
         if spec not in names or not callable(getattr(tvm, spec, None)):
             raise CaptureError(f"MODEL '{spec}': not a torchvision classification model "
                                f"(one of: {', '.join(names)}) nor 'package.module:factory'")
-        model, name = getattr(tvm, spec)(weights=None), spec
+        with warnings.catch_warnings():
+            # googlenet/inception_v3 warn that their default init will change: the capture
+            # reads shapes only, never the weights.
+            warnings.simplefilter("ignore", FutureWarning)
+            model, name = getattr(tvm, spec)(weights=None), spec
     if not isinstance(model, torch.nn.Module):
         raise CaptureError(f"MODEL '{spec}': the factory returned {type(model).__name__}, "
                            "not an nn.Module")
     return model, name
 
 
-def capture(model, name, batch, input_shape, seq, dtype, source):
-    """Traces `model` in training mode on meta tensors and returns the trace as a dict.
+def capture(model, name, batch, input_shape, seq, dtype, source, path="auto"):
+    """Captures one training step of `model` and returns (trace dict, parameter count).
 
     Image/vector models get one float input [batch, *input_shape]; token models (seq)
     get int64 inputs [batch, seq] for every forward argument (token ids, position ids).
     The loss is a cross_entropy layer on the model's output [M, classes] against an int64
-    model input "target" [M].
+    model input "target" [M]. The trace's "capture" member says which path made it.
     """
     if dtype not in TORCH_DTYPES:
         raise CaptureError(f"--dtype: expected one of {sorted(TORCH_DTYPES)}, got '{dtype}'")
     if batch < 1:
         raise CaptureError(f"--batch: expected a positive integer, got {batch}")
-    params = {id(p): p for p in model.parameters()}
-    expected_params = sum(p.numel() for p in params.values())
+    if path not in PATHS:
+        raise CaptureError(f"--path: expected one of {', '.join(PATHS)}, got '{path}'")
+    expected = sum(p.numel() for p in model.parameters())
+    names = [n for n, p in _forward_params(model)]
+    if seq is None and len(names) > 1:
+        names = names[:1]  # image/vector models: the data only (later args keep defaults)
+    shapes = [[batch, seq]] * len(names) if seq is not None else [[batch, *input_shape]]
+    dtypes = [torch.int64] * len(names) if seq is not None else [TORCH_DTYPES[dtype]]
+    input_names = ["input"] + names[1:]
+    fx_error = None
+    if path in ("auto", "fx"):
+        try:
+            trace = _capture_fx(model, shapes, dtypes, input_names, dtype)
+            return _finish(trace, name, batch, dtype, source, expected, "fx", "symbolic"), expected
+        except CaptureError as e:
+            if path == "fx":
+                raise
+            fx_error = e
+    from .aten_capture import capture_aten
+    try:
+        trace, control = capture_aten(model, shapes, dtypes, input_names, dtype)
+    except CaptureError as e:
+        if fx_error is not None:
+            fx_line = str(fx_error).strip().splitlines()[0]
+            raise CaptureError(f"{e} (torch.fx could not capture it either: {fx_line})") from e
+        raise
+    return _finish(trace, name, batch, dtype, source, expected, "aten", control), expected
+
+
+def _finish(trace, name, batch, dtype, source, expected, path, control):
+    got = sum(_numel(p["shape"]) for l in trace["layers"] for p in l.get("params", []))
+    if got != expected:
+        raise CaptureError(f"the trace holds {got} parameter elements but the model has "
+                           f"{expected}; not captured: {', '.join(trace['missing']) or 'none'} "
+                           "(parameters the loss does not depend on)")
+    return {"format": "fusim-trace", "version": 1, "model": name, "batch": batch,
+            "dtype": dtype, "source": source, "capture": {"path": path, "control_flow": control},
+            "inputs": trace["inputs"], "layers": trace["layers"]}
+
+
+def meta_copy(model, dtype):
+    """A copy of `model` whose parameters, buffers and tensor attributes are meta tensors of
+    the trace dtype (floating ones), sharing what the original shares (tied weights stay
+    tied); the original keeps its values (for the real-tensor fallback)."""
+    memo = {}
+
+    def meta(t, parameter):
+        dt = dtype if t.is_floating_point() else t.dtype
+        m = torch.empty(t.shape, dtype=dt, device="meta")
+        if parameter:
+            m = torch.nn.Parameter(m, requires_grad=t.requires_grad and dt.is_floating_point)
+        return m
+
+    for m in model.modules():
+        for p in m._parameters.values():
+            if p is not None and id(p) not in memo:
+                memo[id(p)] = meta(p, True)
+        for b in m._buffers.values():
+            if b is not None and id(b) not in memo:
+                memo[id(b)] = meta(b, False)
+        for v in vars(m).values():
+            if isinstance(v, torch.Tensor) and id(v) not in memo:
+                memo[id(v)] = meta(v, False)
+    try:
+        return copy.deepcopy(model, memo)
+    except Exception as e:
+        raise CaptureError(f"cannot copy the model onto meta tensors: {e}") from e
+
+
+def _capture_fx(model, shapes, dtypes, input_names, dtype):
     tied = _tied_parameters(model)
-    model = model.to(device="meta", dtype=TORCH_DTYPES[dtype]).train()
-
-    placeholders = [n for n, p in _forward_params(model)]
-    if seq is not None:
-        example = [torch.zeros(batch, seq, dtype=torch.int64, device="meta") for _ in placeholders]
-    else:
-        example = [torch.empty(batch, *input_shape, dtype=TORCH_DTYPES[dtype], device="meta")]
-    gm, values = trace_module(model, example)
+    meta = meta_copy(model, TORCH_DTYPES[dtype]).train()
+    example = [torch.empty(s, dtype=d, device="meta") if d.is_floating_point
+               else torch.zeros(s, dtype=d, device="meta") for s, d in zip(shapes, dtypes)]
+    names = [n for n, _ in _forward_params(meta)]
+    if len(names) != len(example):
+        raise CaptureError(f"the model's forward takes {len(names)} inputs "
+                           f"({', '.join(names)}); torch.fx needs all of them as tensors")
+    gm, values = trace_module(meta, example)
     builder = LayerBuilder(gm, values, dtype, tied)
-    input_names = ["input"] + [n for n in placeholders[1:]]
     out = builder.build(input_names)
-
     if not builder.is_tensor(out):
         raise CaptureError("the model's output must be one tensor of logits [M, classes], "
                            f"got {out!r}")
@@ -76,23 +159,12 @@ def capture(model, name, batch, input_shape, seq, dtype, source):
     builder.layers.append({"id": len(builder.layers), "name": "loss", "op": "cross_entropy",
                            "attrs": {}, "inputs": [builder.ref(out, out), "target"],
                            "output": []})
-
-    got = sum(_numel(p["shape"]) for l in builder.layers for p in l.get("params", []))
-    if got != expected_params:
-        missing = sorted(n for n, _ in model.named_parameters() if n not in builder.param_owner)
-        raise CaptureError(f"the trace holds {got} parameter elements but the model has "
-                           f"{expected_params}; not captured: {', '.join(missing) or 'none'}")
-    return {"format": "fusim-trace", "version": 1, "model": name, "batch": batch,
-            "dtype": dtype, "source": source, "inputs": builder.inputs,
-            "layers": builder.layers}, expected_params
+    missing = sorted(n for n, _ in model.named_parameters() if n not in builder.param_owner)
+    return {"inputs": builder.inputs, "layers": builder.layers, "missing": missing}
 
 
 def _tied_parameters(model):
-    """{name: first name} for parameters that are the same tensor as an earlier one.
-
-    Recorded before the move to meta, which gives each module its own copy and so would
-    hide the tying (e.g. an LM head sharing the token embedding's weight).
-    """
+    """{name: first name} for parameters that are the same tensor as an earlier one."""
     first, tied = {}, {}
     for module_name, module in model.named_modules():
         for pname, p in module._parameters.items():
@@ -122,8 +194,9 @@ def _numel(shape):
 def to_compact_json(trace):
     """One header line per top-level field, one line per layer: small and diffable."""
     dump = lambda v: json.dumps(v, separators=(",", ":"))
-    head = ",".join(f"{dump(k)}:{dump(trace[k])}"
-                    for k in ("format", "version", "model", "batch", "dtype", "source"))
+    keys = [k for k in ("format", "version", "model", "batch", "dtype", "source", "capture")
+            if k in trace]
+    head = ",".join(f"{dump(k)}:{dump(trace[k])}" for k in keys)
     lines = ["{" + head + ",", ' "inputs":' + dump(trace["inputs"]) + ",", ' "layers":[']
     lines += ["  " + dump(l) + ("," if i + 1 < len(trace["layers"]) else "")
               for i, l in enumerate(trace["layers"])]

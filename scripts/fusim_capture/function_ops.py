@@ -110,6 +110,9 @@ def transpose(b, node):
 def concat(b, node):
     tensors = node.args[0] if node.args else node.kwargs["tensors"]
     dim = arg(b, node, 1, "dim", 0)
+    if len(tensors) == 1:  # torch.cat of one tensor copies it (DenseNet's first layer)
+        b.emit(node, "generic_data_movement", {"aten": "aten.cat.default"}, list(tensors))
+        return
     b.emit(node, "concat", {"dim": int(dim)}, list(tensors))
 
 

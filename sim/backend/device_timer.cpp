@@ -21,6 +21,10 @@ Tick since(std::chrono::steady_clock::time_point from) {
 }
 }  // namespace
 
+Tick DeviceTimer::ticks_at(std::chrono::steady_clock::time_point t) const {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(t - origin_).count() * kTicksPerNs;
+}
+
 #ifdef FUSIM_TORCH_CUDA
 struct DeviceTimer::Cuda {
   c10::cuda::CUDAStream main = c10::cuda::getCurrentCUDAStream();

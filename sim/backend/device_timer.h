@@ -30,6 +30,8 @@ class DeviceTimer {
   void begin_op(const schedule::Op& op);
   void end_op(const schedule::Op& op);
   IterationTimes end_iteration();  // synchronises the device first
+  // A host steady-clock instant on the timer's scale (CPU: the scale of the op spans).
+  Tick ticks_at(std::chrono::steady_clock::time_point t) const;
 
  private:
   struct Cuda;  // events and streams; null on CPU

@@ -10,9 +10,11 @@
 #include "backend/device_timer.h"
 #include "backend/host_allocator.h"
 #include "backend/memory_counter.h"
-#include "backend/training_state.h"
+#include "backend/step_probe.h"
+#include "backend/step_state.h"
 #include "core/error.h"
 #include "core/int_math.h"
+#include "exec/run_result.h"
 
 namespace fusim::backend {
 namespace {
@@ -35,15 +37,39 @@ std::vector<std::size_t> iteration_boundaries(const schedule::Schedule& s) {
   return b;
 }
 
+struct MeasuredStep {
+  Tick time = 0;
+  StepSample sample;
+  std::vector<exec::OpTiming> ops;
+};
+
 struct OrderingRun {
   const schedule::Schedule* schedule = nullptr;
-  std::unique_ptr<TrainingState> state;
+  std::unique_ptr<StepState> state;
   std::vector<std::size_t> boundaries;
-  int next_iteration = 0;
+  int next_iteration = 0;  // next iteration of the schedule to run
+  int executed = 0;        // iterations run, repeats included (the per-op `step`)
   exec::RunResult result;
-  std::vector<Tick> step_times;
+  std::vector<MeasuredStep> steps;
   std::int64_t peak_memory = 0;
 };
+
+std::vector<bool> dropped_steps(const OrderingRun& r, double min_cpu_ratio) {
+  std::vector<StepSample> samples;
+  for (const auto& s : r.steps) samples.push_back(s.sample);
+  return drop_disturbed(samples, min_cpu_ratio);
+}
+
+std::vector<Tick> kept_times(const OrderingRun& r, const std::vector<bool>& drop) {
+  std::vector<Tick> t;
+  for (std::size_t i = 0; i < r.steps.size(); ++i)
+    if (!drop[i]) t.push_back(r.steps[i].time);
+  return t;
+}
+
+double median_of(std::vector<double> v) {
+  return v.empty() ? -1 : exec::quantile(std::move(v), 0.5);
+}
 }  // namespace
 
 int schedule_steps_for(const RunOptions& o) {
@@ -67,18 +93,40 @@ void check_device(const std::string& device) {
 #endif
 }
 
-RunReport run_schedules(const workload::Trace& trace,
-                        const std::vector<schedule::Schedule>& schedules,
-                        const OptimizerConfig& optimizer, const RunOptions& o) {
+void check_run_options(const RunOptions& o) {
   check_device(o.device);
   if (o.warmup < 0 || o.steps < 2 || o.block < 1)
     throw InputError(
         fmt::format("run: need --warmup >= 0, --steps >= 2 and --block >= 1, got "
                     "{}, {}, {}",
                     o.warmup, o.steps, o.block));
+  if (o.max_time_s < 0)
+    throw InputError(fmt::format("--max-time: expected seconds >= 0, got {}", o.max_time_s));
+  if (!(o.ci_points > 0))
+    throw InputError(fmt::format("--ci-points: expected points > 0, got {}", o.ci_points));
+  if (o.min_cpu_ratio < 0 || o.min_cpu_ratio >= 1)
+    throw InputError(
+        fmt::format("--min-cpu-ratio: expected a share in [0, 1), got {}", o.min_cpu_ratio));
+}
+
+RunReport run_schedules(const workload::Trace& trace,
+                        const std::vector<schedule::Schedule>& schedules,
+                        const OptimizerConfig& optimizer, const RunOptions& o) {
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point started = Clock::now();
+  check_run_options(o);
+  RunReport report;
+  auto& cond = report.conditions;
+  cond.load_before = load_average();
+  cond.cpus = online_cpus();
   if (o.threads > 0) at::set_num_threads(o.threads);
+  cond.threads = at::get_num_threads();
   keep_freed_memory_in_heap();
   const bool cuda = o.device == "cuda";
+  PinnedThreads pinned;
+  if (o.pin && !cuda) pinned = pin_threads(cond.threads);
+  cond.pinned_cpus = pinned.cpus;
+  cond.pin_note = pinned.note;
   const at::Device device(cuda ? at::kCUDA : at::kCPU);
   const int needed = schedule_steps_for(o);
 
@@ -89,23 +137,33 @@ RunReport run_schedules(const workload::Trace& trace,
     FUSIM_ASSERT(
         schedules[k].steps >= needed,
         fmt::format("schedule has {} steps, the run needs {}", schedules[k].steps, needed));
-    r.state = std::make_unique<TrainingState>(trace, schedules[k], optimizer, device, o.seed);
+    r.state = make_step_state(trace, schedules[k], optimizer, device, o.seed);
     r.boundaries = iteration_boundaries(schedules[k]);
     r.result = exec::result_header(schedules[k], o.device);
   }
 
   DeviceTimer timer(cuda);
   MemoryCounter memory(cuda);
-  // Runs `count` iterations of ordering k; measured ones go into its RunResult.
-  auto run_iterations = [&](OrderingRun& r, int count, bool measured) {
+  StepProbe probe(pinned.tids);
+  // Runs `count` iterations of a schedule; measured ones are kept with their samples.
+  // `repeat`: past the schedule's last steady iteration (the one before the final
+  // flush), run that one again.
+  auto run_iterations = [&](OrderingRun& r, int count, bool measured, bool repeat) {
+    const int last = int(r.boundaries.size()) - 2;  // the final iteration's index
     for (int n = 0; n < count; ++n) {
-      const int it = r.next_iteration++;
-      FUSIM_ASSERT(it + 1 < int(r.boundaries.size()), "ran past the schedule's steps");
+      int it = r.next_iteration;
+      if (repeat && it >= last) {
+        it = last - 1;
+      } else {
+        ++r.next_iteration;
+      }
+      FUSIM_ASSERT(it >= 0 && it + 1 < int(r.boundaries.size()), "ran past the schedule's steps");
       // Every ordering's state is resident at once: its own peak is what it holds between
       // iterations plus the most it allocates on top within one (nothing else runs then).
       const std::int64_t resident = measured ? r.state->resident_bytes() : 0;
       const std::int64_t before = memory.allocated();
       memory.reset_peak();
+      probe.begin();
       timer.begin_iteration();
       for (std::size_t i = r.boundaries[it]; i < r.boundaries[it + 1]; ++i) {
         const auto& op = r.schedule->ops[i];
@@ -113,46 +171,122 @@ RunReport run_schedules(const workload::Trace& trace,
         r.state->execute(op);
         timer.end_op(op);
       }
-      const IterationTimes times = timer.end_iteration();
+      IterationTimes times = timer.end_iteration();
+      const StepSample sample = probe.end(times.iteration);
+      const int executed = r.executed++;
+      // Graph execution: ops that ran inside others (B inside L's backward) take the
+      // spans its hooks measured.
+      for (const auto& inner : r.state->take_inner_spans()) {
+        const auto at = static_cast<std::size_t>(inner.op);
+        FUSIM_ASSERT(at >= r.boundaries[it] && at < r.boundaries[it + 1],
+                     "an inner span of an op of the iteration");
+        times.ops[at - r.boundaries[it]] = {timer.ticks_at(inner.start), timer.ticks_at(inner.end)};
+      }
       if (!measured) continue;
       r.peak_memory = std::max(r.peak_memory, resident + memory.peak() - before);
-      r.step_times.push_back(times.iteration);
+      MeasuredStep step{times.iteration, sample, {}};
       for (std::size_t i = r.boundaries[it]; i < r.boundaries[it + 1]; ++i) {
         const auto& span = times.ops[i - r.boundaries[it]];
-        r.result.per_op.push_back(exec::op_timing(r.schedule->ops[i], span.first, span.second));
+        step.ops.push_back(exec::op_timing(r.schedule->ops[i], span.first, span.second));
+        step.ops.back().step += executed - it;  // repeats of a steady step count on
       }
+      r.steps.push_back(std::move(step));
     }
   };
+  auto label = [](const OrderingRun& r) {
+    return fmt::format("{} ({})", r.result.ordering, r.result.execution);
+  };
 
-  for (auto& r : runs) run_iterations(r, o.warmup, false);
+  // Baselines: the eager schedule of each execution.
+  report.baselines.assign(schedules.size(), -1);
+  for (std::size_t k = 0; k < schedules.size(); ++k)
+    for (std::size_t b = 0; b < schedules.size(); ++b)
+      if (schedules[b].ordering == schedule::Ordering::Eager &&
+          schedules[b].execution == schedules[k].execution) {
+        report.baselines[k] = int(b);
+        break;
+      }
+  for (std::size_t k = 0; k < schedules.size() && report.baseline < 0; ++k)
+    if (schedules[k].ordering == schedule::Ordering::Eager) report.baseline = int(k);
+  // Every speedup CI within +-ci_points with the steps kept so far.
+  auto converged = [&] {
+    for (std::size_t k = 0; k < runs.size(); ++k) {
+      const int b = report.baselines[k];
+      if (b < 0 || b == int(k)) continue;
+      const auto base =
+          kept_times(runs[std::size_t(b)], dropped_steps(runs[std::size_t(b)], o.min_cpu_ratio));
+      const auto cand = kept_times(runs[k], dropped_steps(runs[k], o.min_cpu_ratio));
+      if (bootstrap_speedup(base, cand).half_width_points() >= o.ci_points) return false;
+    }
+    return true;
+  };
+  auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - started).count(); };
+
+  for (auto& r : runs) run_iterations(r, o.warmup, false, false);
   const int blocks = ceil_div(o.steps, o.block);
   for (int b = 0; b < blocks; ++b) {
     const int measured = std::min(o.block, o.steps - b * o.block);
     for (auto& r : runs) {
       if (o.progress)
-        fmt::print(stderr, "run: block {}/{}: {} ({} steps)\n", b + 1, blocks, r.result.ordering,
-                   measured);
-      run_iterations(r, 1, false);  // re-warm: the other orderings ran in between
-      run_iterations(r, measured, true);
+        fmt::print(stderr, "run: block {}/{}: {} ({} steps)\n", b + 1, blocks, label(r), measured);
+      run_iterations(r, 1, false, false);  // re-warm: the other orderings ran in between
+      run_iterations(r, measured, true, false);
     }
   }
+  int round = 1;
+  cond.rounds += extend_sampling(converged, elapsed, o.max_time_s, [&] {
+    ++round;
+    if (o.progress)
+      fmt::print(stderr,
+                 "run: round {}: {} steps of each schedule (until every speedup's CI is within "
+                 "+-{} points, or {:.0f} of --max-time {} s)\n",
+                 round, o.block, o.ci_points, elapsed(), o.max_time_s);
+    for (auto& r : runs) {
+      run_iterations(r, 1, false, true);
+      run_iterations(r, o.block, true, true);
+    }
+  });
+  cond.converged = converged();
   for (auto& r : runs)  // the rest, e.g. forward-fused's final flush; never measured
-    run_iterations(r, int(r.boundaries.size()) - 1 - r.next_iteration, false);
+    run_iterations(r, int(r.boundaries.size()) - 1 - r.next_iteration, false, false);
+  cond.load_after = load_average();
+  cond.elapsed_s = elapsed();
 
-  RunReport report;
   for (std::size_t k = 0; k < runs.size(); ++k) {
-    auto& res = runs[k].result;
-    exec::set_step_times(res, std::move(runs[k].step_times));
-    res.peak_memory_bytes = runs[k].peak_memory;
-    if (report.baseline < 0 && schedules[k].ordering == schedule::Ordering::Eager)
-      report.baseline = int(k);
+    auto& run = runs[k];
+    auto& res = run.result;
+    StepQuality q;
+    q.dropped = dropped_steps(run, o.min_cpu_ratio);
+    std::vector<double> ratios, waits, faults;
+    for (std::size_t i = 0; i < run.steps.size(); ++i) {
+      const auto& s = run.steps[i];
+      q.samples.push_back(s.sample);
+      if (q.dropped[i]) {
+        ++q.steps_dropped;
+        continue;
+      }
+      ratios.push_back(s.sample.cpu_ratio());
+      if (s.sample.waited >= 0) waits.push_back(double(s.sample.waited) / double(s.sample.wall));
+      faults.push_back(double(s.sample.minor_faults));
+      res.per_op.insert(res.per_op.end(), s.ops.begin(), s.ops.end());
+    }
+    q.steps_run = int(run.steps.size());
+    q.cpu_ratio = median_of(ratios);
+    q.waited_share = median_of(waits);
+    q.minor_faults = median_of(faults);
+    exec::set_step_times(res, kept_times(run, q.dropped));
+    res.peak_memory_bytes = run.peak_memory;
     report.results.push_back(std::move(res));
+    report.quality.push_back(std::move(q));
   }
-  if (report.baseline >= 0) {
-    for (const auto& r : report.results)
-      report.speedups.push_back(
-          bootstrap_speedup(report.results[report.baseline].step_times, r.step_times));
-  }
+  if (std::any_of(report.baselines.begin(), report.baselines.end(), [](int b) { return b >= 0; }))
+    for (std::size_t k = 0; k < report.results.size(); ++k) {
+      const int b = report.baselines[k];
+      report.speedups.push_back(b < 0 ? SpeedupInterval{}
+                                      : bootstrap_speedup(report.results[std::size_t(b)].step_times,
+                                                          report.results[k].step_times));
+    }
+  report.notes = describe_run(report, o);
   return report;
 }
 

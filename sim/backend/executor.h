@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "backend/optimizer_config.h"
+#include "backend/step_probe.h"
 #include "backend/step_stats.h"
 #include "exec/run_result.h"
 #include "schedule/schedule.h"
@@ -20,10 +21,24 @@ struct RunOptions {
   std::string device = "cpu";  // "cpu" | "cuda"
   int threads = 0;             // intra-op threads; 0 keeps libtorch's default
   int warmup = 3;              // unmeasured steps per ordering before the first block
-  int steps = 10;              // measured steps per ordering
+  int steps = 10;              // measured steps per ordering (the first round)
   int block = 5;               // measured steps of one ordering before switching
   std::uint64_t seed = 1;      // weights, inputs and dropout masks
   bool progress = false;       // one line per block on stderr
+  // Extension: after the first round, more rounds of one block per schedule until every
+  // speedup's 95% CI is within +-ci_points points of its speedup or the run has lasted
+  // max_time_s seconds (0: no extension). Extra steps repeat the schedule's last steady
+  // step (every steady step runs the same ops).
+  double max_time_s = 0;
+  double ci_points = 1.0;
+  // A measured step whose main thread ran less than this share of its wall time, or whose
+  // pinned threads waited for a core longer than 1 - this share, was disturbed by other
+  // processes and is dropped (0: keep every step).
+  double min_cpu_ratio = 0.9;
+  bool pin = true;  // CPU: pin the intra-op threads one per core
+  // build_run_schedules: the orderings built for each of these executions, in this order
+  // (each schedule names its own; run_schedules runs what the schedules name).
+  std::vector<schedule::Execution> executions{schedule::Execution::Layers};
 };
 
 // Steps each schedule must contain: warmup, then per block one re-warm step (caches were
@@ -34,15 +49,55 @@ int schedule_steps_for(const RunOptions& options);
 // Throws InputError with one line saying why when `device` cannot run here ("cuda" on a
 // libtorch built without CUDA, or with no CUDA device; unknown names).
 void check_device(const std::string& device);
+// The device and every RunOptions value (steps, block, --max-time, --ci-points,
+// --min-cpu-ratio): InputError naming the option. run_schedules checks them too; the
+// commands call it before any work.
+void check_run_options(const RunOptions& options);
 
-struct RunReport {
-  std::vector<exec::RunResult> results;   // one per schedule, in the given order
-  int baseline = -1;                      // index of the eager schedule (-1: none)
-  std::vector<SpeedupInterval> speedups;  // vs the baseline; empty without one
+// How the steps of one schedule were measured.
+struct StepQuality {
+  int steps_run = 0, steps_dropped = 0;  // measured steps, and those dropped as disturbed
+  double cpu_ratio = 1;                  // median main-thread CPU / wall of the kept steps
+  double waited_share = -1;              // median run-queue wait / wall (-1: not known)
+  double minor_faults = 0;               // median minor page faults per kept step
+  std::vector<StepSample> samples;       // every measured step, dropped ones too
+  std::vector<bool> dropped;             // parallel to samples
 };
 
+// The machine while it ran.
+struct RunConditions {
+  double load_before = -1, load_after = -1;  // 1-minute load average
+  int cpus = 0, threads = 0;                 // online CPUs, intra-op threads
+  std::vector<int> pinned_cpus;              // empty: not pinned
+  std::string pin_note;
+  double elapsed_s = 0;
+  int rounds = 1;          // rounds of blocks (1: no extension)
+  bool converged = false;  // every speedup CI within +-ci_points
+};
+
+struct RunReport {
+  std::vector<exec::RunResult> results;  // one per schedule, in the given order; step times
+                                         // (and per-op timings) of the kept steps
+  int baseline = -1;                     // index of the first eager schedule (-1: none)
+  // Per result: its baseline, the eager schedule of the same execution (-1: none).
+  std::vector<int> baselines;
+  // Per result, vs baselines[k] (speedup 1, CI [1, 1] where it has none); empty when no
+  // result has a baseline.
+  std::vector<SpeedupInterval> speedups;
+  std::vector<StepQuality> quality;  // per result
+  RunConditions conditions;
+  std::vector<std::string> notes;  // plain sentences: what is inside the noise, a busy host
+};
+
+// Runs the schedules interleaved in blocks (each on the execution it names: layers or
+// graph), extends sampling as RunOptions says, drops disturbed steps.
 RunReport run_schedules(const workload::Trace& trace,
                         const std::vector<schedule::Schedule>& schedules,
                         const OptimizerConfig& optimizer, const RunOptions& options);
+
+// Plain sentences about a finished run (run_notes.cpp): each speedup inside or outside the
+// noise (and the fused orderings against each other), a CI still wider than +-ci_points,
+// a busy machine (load average, dropped steps), threads not pinned.
+std::vector<std::string> describe_run(const RunReport& report, const RunOptions& options);
 
 }  // namespace fusim::backend

@@ -90,6 +90,74 @@ at::Tensor buffer(const Layer& layer, const LayerTensors& t, std::string_view ro
   }
   return at::Tensor();
 }
+
+// ---- ATen capture: stand-ins for the generic kinds (traces/SCHEMA.md, "Generic layers").
+// A generic layer records the shapes and the cost family of an ATen op, not its math; the
+// backend runs an op of the same family over the same shapes, reading every input and
+// writing the output, with a gradient for every floating input: a broadcast running mean
+// (elementwise), a mean over `reduce` elements (reduction), a gather (data movement), a
+// GEMM of `contraction` multiply-adds per output element (matmul). Values stay within the
+// inputs' range (means, gathers, a GEMM scaled by 1/contraction), so long chains of
+// stand-ins neither overflow nor vanish.
+
+// The first n elements of x flattened, cycling through x when it has fewer.
+at::Tensor gather_elements(const at::Tensor& x, std::int64_t n) {
+  auto flat = x.reshape({-1});
+  if (n <= flat.numel()) return flat.narrow(0, 0, n);
+  auto idx = at::arange(n, flat.options().dtype(at::kLong)).remainder(flat.numel());
+  return flat.index_select(0, idx);
+}
+
+at::Tensor generic_forward(const Layer& layer, const std::vector<at::Tensor>& in) {
+  const auto& a = layer.attrs;
+  const std::int64_t n_out = workload::numel(layer.output);
+  std::vector<at::Tensor> floats;
+  for (const auto& x : in)
+    if (at::isFloatingType(x.scalar_type())) floats.push_back(x);
+  const auto device = at::TensorOptions().device(in.empty() ? at::kCPU : in[0].device());
+  const auto out_type = to_scalar_type(layer.output_dtype);
+  // Integer and bool results (indices, masks, comparisons) carry no gradient and only feed
+  // value-agnostic stand-ins or index consumers: zeros are always valid indices.
+  if (!workload::is_floating(layer.output_dtype))
+    return at::zeros(layer.output, device.dtype(out_type));
+  // A floating tensor made from nothing (a factory, a random mask): ones (dropout keeps all).
+  if (floats.empty()) return at::ones(layer.output, device.dtype(out_type));
+  at::Tensor y;
+  switch (layer.op) {
+    case OpKind::GenericElementwise: {
+      y = floats[0].to(out_type);
+      if (floats.size() == 1) y = y * 1.0;  // one pass: read x, write y
+      for (std::size_t k = 1; k < floats.size(); ++k)
+        y = at::lerp(y, floats[k].to(out_type), 1.0 / double(k + 1));  // running mean
+      y = y.expand(layer.output);
+      if (!y.is_contiguous()) y = y.contiguous();
+      break;
+    }
+    case OpKind::GenericReduction: {
+      y = gather_elements(floats[0], n_out * a.reduce).view({n_out, a.reduce}).mean(1);
+      for (std::size_t k = 1; k < floats.size(); ++k) y = y + floats[k].sum() * 0.0;
+      y = y.reshape(layer.output);
+      break;
+    }
+    case OpKind::GenericMatmul: {
+      const std::int64_t cols = layer.output.empty() ? 1 : layer.output.back();
+      const std::int64_t rows = n_out / std::max<std::int64_t>(1, cols), k = a.contraction;
+      auto lhs = gather_elements(floats.at(0), rows * k).view({rows, k});
+      auto rhs = gather_elements(floats.at(1), k * cols).view({k, cols});
+      y = at::addmm(at::zeros({}, lhs.options()), lhs, rhs, 0.0, 1.0 / double(k));
+      y = y.reshape(layer.output);
+      break;
+    }
+    default: {  // data movement: a copy of n_out elements gathered from every floating input
+      std::vector<at::Tensor> flat;
+      for (const auto& x : floats) flat.push_back(x.reshape({-1}));
+      auto src = flat.size() == 1 ? flat[0] : at::cat(flat);
+      y = gather_elements(src, n_out).reshape(layer.output).clone();
+      break;
+    }
+  }
+  return y.scalar_type() == out_type ? y : y.to(out_type);
+}
 }  // namespace
 
 at::ScalarType to_scalar_type(workload::DType dtype) {
@@ -164,10 +232,8 @@ std::vector<at::Tensor> make_model_inputs(const workload::Trace& trace, at::Gene
     const auto& spec = trace.inputs[i];
     at::Tensor x;
     if (spec.dtype == workload::DType::Int64 || spec.dtype == workload::DType::Int32) {
-      if (bound[i] == std::numeric_limits<std::int64_t>::max())
-        throw InputError(trace.file, fmt::format("inputs[{}]", i),
-                         "an integer input consumed by an embedding or cross_entropy (its "
-                         "value range comes from the consumer), got one with no such consumer");
+      // Read only by value-agnostic layers (views, concat, generic stand-ins): zeros.
+      if (bound[i] == std::numeric_limits<std::int64_t>::max()) bound[i] = 1;
       x = at::empty(spec.shape, at::kLong).random_(0, bound[i], gen);
     } else {
       x = at::empty(spec.shape, at::kFloat).normal_(0, 1, gen);
@@ -214,10 +280,10 @@ at::Tensor layer_forward(const Layer& layer, const std::vector<at::Tensor>& in, 
                             or_default(a.padding, {0, 0}), a.ceil_mode, a.count_include_pad);
     case OpKind::AdaptiveAvgPool2d:
       return at::adaptive_avg_pool2d(in[0], a.output_size);
-    case OpKind::Add:
-      return at::add(in[0], in[1]);
+    case OpKind::Add:  // x + y, or x + attrs.scalar (one input)
+      return a.scalar ? at::add(in[0], *a.scalar) : at::add(in[0], in[1]);
     case OpKind::Mul:
-      return at::mul(in[0], in[1]);
+      return a.scalar ? at::mul(in[0], *a.scalar) : at::mul(in[0], in[1]);
     case OpKind::Concat:
       return at::cat(in, a.dim);
     case OpKind::Flatten:
@@ -253,6 +319,13 @@ at::Tensor layer_forward(const Layer& layer, const std::vector<at::Tensor>& in, 
       return rope(layer, in[0]);
     case OpKind::Swiglu:
       return swiglu(in[0]);
+    case OpKind::Parameter:  // a view of its parameter: gradients of every reader add up
+      return at::alias(t.params.empty() ? t.buffers.at(0) : t.params.at(0));
+    case OpKind::GenericElementwise:
+    case OpKind::GenericReduction:
+    case OpKind::GenericDataMovement:
+    case OpKind::GenericMatmul:
+      return generic_forward(layer, in);
   }
   FUSIM_ASSERT(false, fmt::format("layer '{}': op not handled", layer.name));
 }

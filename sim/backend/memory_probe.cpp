@@ -13,6 +13,8 @@
 #include <thread>
 #include <vector>
 
+#include "core/int_math.h"
+
 namespace fusim::backend::probe {
 namespace {
 using Clock = std::chrono::steady_clock;
@@ -34,7 +36,7 @@ double thread_seconds() {
 struct HugeBuffer {
   explicit HugeBuffer(std::size_t bytes) : size(bytes) {
     constexpr std::size_t kAlign = 2u << 20;
-    data = std::aligned_alloc(kAlign, (bytes + kAlign - 1) / kAlign * kAlign);
+    data = std::aligned_alloc(kAlign, round_up(bytes, kAlign));
     if (data) madvise(data, bytes, MADV_HUGEPAGE);
   }
   ~HugeBuffer() { std::free(data); }

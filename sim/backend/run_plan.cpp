@@ -15,7 +15,13 @@ std::vector<schedule::Schedule> build_run_schedules(
   request.mixed_file = mixed_file;
   request.gpu_streams = options.device == "cuda";  // U on a side stream where backward-fused
   request.device = request.gpu_streams ? schedule::DeviceKind::Gpu : schedule::DeviceKind::Cpu;
-  return schedule::build_schedules(trace, orderings, request);
+  std::vector<schedule::Schedule> out;
+  for (auto execution : options.executions) {
+    request.execution = execution;
+    for (auto& s : schedule::build_schedules(trace, orderings, request))
+      out.push_back(std::move(s));
+  }
+  return out;
 }
 
 }  // namespace fusim::backend

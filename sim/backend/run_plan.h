@@ -11,8 +11,9 @@
 
 namespace fusim::backend {
 
-// One schedule per ordering (schedule::build_schedules, schedule/request.h), with the
-// run's steps and, on CUDA, updates on a side stream. `mixed_file` is the per-layer file
+// One schedule per execution of options.executions and ordering, execution-major
+// (schedule::build_schedules, schedule/request.h), with the run's steps and, on CUDA,
+// updates on a side stream. `mixed_file` is the per-layer file
 // of `mixed`, read as `fusim schedule/simulate --mixed` read it: mixed without it, a file
 // that is missing or invalid, or a file given without mixed among the orderings throw
 // InputError.

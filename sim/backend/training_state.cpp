@@ -5,7 +5,6 @@
 #include <torch/csrc/autograd/autograd.h>
 #include <torch/csrc/autograd/custom_function.h>
 #include <torch/csrc/autograd/engine.h>
-#include <unordered_set>
 
 #include <map>
 
@@ -109,28 +108,18 @@ std::vector<at::Tensor> TrainingState::parameters() const {
 }
 
 std::int64_t TrainingState::resident_bytes() const {
-  std::unordered_set<const void*> seen;
-  std::int64_t bytes = 0;
-  auto add = [&](const at::Tensor& t) {
-    if (!t.defined() || !t.has_storage()) return;
-    const c10::Storage& s = t.storage();
-    if (seen.insert(s.unsafeGetStorageImpl()).second)
-      bytes += static_cast<std::int64_t>(s.nbytes());
-  };
-  auto add_all = [&](const std::vector<at::Tensor>& v) {
-    for (const auto& t : v) add(t);
-  };
-  add_all(model_inputs_);
+  StorageTally tally;
+  tally.add(model_inputs_);
   for (const auto& t : tensors_) {
-    add_all(t.params);
-    add_all(t.buffers);
+    tally.add(t.params);
+    tally.add(t.buffers);
   }
-  for (const auto& g : grads_) add_all(g);
+  for (const auto& g : grads_) tally.add(g);
   for (const auto& o : optimizers_)
-    if (o) add_all(o->state_tensors());
-  add_all(out_);
-  add_all(grad_out_);
-  return bytes;
+    if (o) tally.add(o->state_tensors());
+  tally.add(out_);
+  tally.add(grad_out_);
+  return tally.bytes();
 }
 
 void TrainingState::execute(const schedule::Op& op) {
@@ -175,6 +164,16 @@ void TrainingState::execute(const schedule::Op& op) {
       }
       break;
   }
+}
+
+void TrainingState::restore(const OpInputs& state) {
+  out_ = state.out;
+  grad_out_ = state.grad_out;
+  root_ = state.root;
+  inputs_ = state.inputs;
+  backward_parts_left_ = state.parts_left;
+  consumers_left_ = state.consumers_left;
+  grads_ = state.grads;
 }
 
 void TrainingState::forward(int i) {

@@ -22,26 +22,45 @@
 
 #include "backend/layer_ops.h"
 #include "backend/layer_optimizer.h"
+#include "backend/step_state.h"
 #include "schedule/schedule.h"
 #include "workload/trace.h"
 
 namespace fusim::backend {
 
-class TrainingState {
+class TrainingState final : public StepState {
  public:
   // Weights, inputs and dropout masks come from generators seeded with `seed`, so two
   // states with the same seed start and stay identical whatever the ordering.
   TrainingState(const workload::Trace& trace, const schedule::Schedule& schedule,
                 const OptimizerConfig& optimizer, at::Device device, std::uint64_t seed);
 
-  void execute(const schedule::Op& op);
+  void execute(const schedule::Op& op) override;
+
+  // What an op consumes of the step's state (activations, summed output gradients, the
+  // backward parts left): saved before an op and restored before each repetition, so that
+  // `fusim profile` can run one op several times in a row as the step runs it once
+  // (backend/op_profiler.h). Handles only: every op replaces these tensors, none writes
+  // them in place. The weights and optimizer state are not restored (an update repeated is
+  // another update of the same cost).
+  // The weight gradients are handles too: U drops them (set_to_none), so a repeated U needs
+  // them back.
+  struct OpInputs {
+    std::vector<at::Tensor> out, grad_out;
+    std::vector<torch::autograd::Edge> root;
+    std::vector<std::vector<torch::autograd::Edge>> inputs;
+    std::vector<int> parts_left, consumers_left;
+    std::vector<std::vector<at::Tensor>> grads;
+  };
+  OpInputs step_state() const {
+    return {out_, grad_out_, root_, inputs_, backward_parts_left_, consumers_left_, grads_};
+  }
+  void restore(const OpInputs& state);
 
   // The trained parameters of every layer (flattened, in trace order), for tests.
-  std::vector<at::Tensor> parameters() const;
+  std::vector<at::Tensor> parameters() const override;
   at::Device device() const { return device_; }
-  // Bytes of the storage the state holds now (weights, buffers, inputs, gradients, optimizer
-  // state, live activations), each storage once: what the ordering keeps between its ops.
-  std::int64_t resident_bytes() const;
+  std::int64_t resident_bytes() const override;
 
  private:
   void forward(int layer);

@@ -10,6 +10,9 @@
 namespace fusim::cli {
 
 void add_backend_options(CLI::App* cmd, BackendCmdOptions& opt, const BackendOptionHelp& help) {
+  // The commands extend sampling by default (RunOptions' 0 keeps library callers' step
+  // counts exact): a minute at most.
+  opt.run.max_time_s = 60;
   cmd->add_option("--device", opt.device, "cpu | cuda (needs a CUDA libtorch and a GPU)")
       ->capture_default_str();
   cmd->add_option("--ordering", opt.ordering,
@@ -36,6 +39,23 @@ void add_backend_options(CLI::App* cmd, BackendCmdOptions& opt, const BackendOpt
                         fmt::format("0: libtorch's default; at most this host's {} hardware "
                                     "threads",
                                     host_threads())));
+  cmd->add_option("--execution", opt.execution, help.execution)->capture_default_str();
+  cmd->add_option("--max-time", opt.run.max_time_s,
+                  "After --steps, keep sampling in rounds of one block per schedule until "
+                  "every speedup's 95% CI is within +-(--ci-points) or the run has lasted this "
+                  "many seconds (0: no extension)")
+      ->capture_default_str();
+  cmd->add_option("--ci-points", opt.run.ci_points,
+                  "Target half width of each speedup's 95% CI, in points (0.01x)")
+      ->capture_default_str();
+  cmd->add_option("--min-cpu-ratio", opt.run.min_cpu_ratio,
+                  "Drop a measured step as disturbed by other processes when its main thread "
+                  "ran less than this share of its wall time, or its threads waited for a "
+                  "core longer than 1 - this share of it (0: keep every step)")
+      ->capture_default_str();
+  cmd->add_flag("--no-pin", opt.no_pin,
+                "Leave the intra-op threads unpinned (default: one per core, thread t on the "
+                "t-th allowed core)");
 }
 
 BackendPlan resolve_backend_options(BackendCmdOptions& opt) {
@@ -44,6 +64,10 @@ BackendPlan resolve_backend_options(BackendCmdOptions& opt) {
   BackendPlan plan;
   plan.orderings = schedule::parse_orderings(opt.ordering);
   plan.impl = schedule::parse_impl_option(opt.impl);
+  plan.executions = schedule::parse_executions(opt.execution);
+  opt.run.executions = plan.executions;
+  opt.run.pin = !opt.no_pin;
+  backend::check_run_options(opt.run);
   plan.config = backend::optimizer_config(opt.optimizer);
   return plan;
 }

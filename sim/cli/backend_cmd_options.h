@@ -15,22 +15,26 @@ namespace fusim::cli {
 
 struct BackendCmdOptions {
   std::string device = "cpu", ordering = "all", optimizer = "adam", impl = "foreach";
-  std::string mixed;  // per-layer file of --ordering mixed (schedule/mixed.h)
+  std::string mixed;                 // per-layer file of --ordering mixed (schedule/mixed.h)
+  std::string execution = "layers";  // --execution (schedule::parse_executions)
+  bool no_pin = false;
   backend::RunOptions run;
 };
 
 // The help texts in which the two commands differ (each says what its default means there).
 struct BackendOptionHelp {
-  std::string optimizer, impl, steps, block, threads;
+  std::string optimizer, impl, steps, block, threads, execution;
 };
 
-// Adds --device --ordering --mixed --optimizer --impl --steps --warmup --block --threads.
+// Adds --device --ordering --mixed --optimizer --impl --execution --steps --warmup --block
+// --threads and the measurement's --max-time --ci-points --min-cpu-ratio --no-pin.
 void add_backend_options(CLI::App* command, BackendCmdOptions& options,
                          const BackendOptionHelp& help);
 
 struct BackendPlan {
   std::vector<schedule::Ordering> orderings;
   schedule::OptimizerImpl impl = schedule::OptimizerImpl::Foreach;
+  std::vector<schedule::Execution> executions;  // also set in options.run.executions
   backend::OptimizerConfig config;
 };
 

@@ -129,7 +129,8 @@ void add_bench_command(CLI::App& app) {
       ->capture_default_str();
   add_output_flags(caches, opt->format);
   caches->callback([opt] { run_bench_caches(*opt); });
-  add_bench_dram_command(*bench);  // sim/cli/bench_dram_cmd.cpp
+  add_bench_dram_command(*bench);      // sim/cli/bench_dram_cmd.cpp
+  add_bench_simulate_command(*bench);  // sim/cli/bench_simulate_cmd.cpp
 }
 
 }  // namespace fusim::cli

@@ -55,7 +55,7 @@ void run_bench_dram(const BenchDramOptions& opt) {
     const dram::DramSpec spec = dram::load_dram_preset(sc.preset);
     dram::TraceGenOptions o;
     o.pattern = sc.pattern;
-    o.reads = 2;  // two reads per write, one request offered per DRAM cycle
+    o.reads = 4;  // 20% writes (as issue #17 times it), one request offered per DRAM cycle
     o.writes = 1;
     o.count = opt.requests;
     o.interval = 1;
@@ -107,7 +107,7 @@ void add_bench_dram_command(CLI::App& bench) {
       "Requests per second (wall and CPU time) of DRAM trace replay: DDR4-3200 one channel, "
       "random\n"
       "and stream traces, and an HBM3 stack (16 channels x 2 pseudo-channels), random and\n"
-      "stream; 2:1 reads to writes, one request offered per cycle (saturating, like\n"
+      "stream; 20% writes, one request offered per cycle (saturating, like\n"
       "DRAMsim3's random/stream generators). Trace generation is not timed.");
   cmd->add_option("--requests", opt->requests, "Requests per scenario")->capture_default_str();
   cmd->add_option("--driver", opt->driver,

@@ -6,6 +6,8 @@
 #include <chrono>
 
 #include "backend/calibration.h"
+#include "cli/backend_commands.h"
+#include "backend/family_probe.h"
 #include "cli/commands.h"
 #include "cli/output_format.h"
 #include "core/error.h"
@@ -18,6 +20,7 @@ namespace {
 
 struct CalibrateCmdOptions {
   std::string output = "models/machines/host.json", name = "host";
+  bool op_costs = true;
   OutputFormat format;
 };
 
@@ -28,9 +31,24 @@ void run_calibrate(const CalibrateCmdOptions& opt) {
     fmt::print(stderr, "calibrate [{:5.1f} s]: {}\n", s, phase);
   };
   const auto c = backend::calibrate_host(progress);
-  const auto doc = backend::machine_json(c, opt.name);
+  auto doc = backend::machine_json(c, opt.name);
   // The output must load as a machine: a failure here is a bug in calibrate, not bad input.
-  exec::parse_machine(doc, opt.output);
+  const exec::Machine host = exec::parse_machine(doc, opt.output);
+  compute::OpCostModel costs;
+  if (opt.op_costs) {
+    // Per-op-family costs, fitted so that the simulated ops on this very machine model
+    // reproduce the measured ones (backend/family_probe.h).
+    backend::FamilyProbeOptions fo;
+    fo.threads = host.compute.threads_per_op;
+    fo.progress = [&](int done, int total, const std::string& what) {
+      if (done == 1 || done % 10 == 0 || done == total)
+        progress(fmt::format("op families {}/{}: {}", done, total, what));
+    };
+    progress("op families: each through the backend's layer ops, fitted per family");
+    costs = backend::calibrate_op_costs(host, fo);
+    doc["compute"]["op_costs"] = compute::op_cost_model_json(costs);
+    exec::parse_machine(doc, opt.output);
+  }
   write_file_atomically(opt.output, doc.dump(2) + "\n", "-o");
   progress("wrote " + opt.output);
 
@@ -51,6 +69,12 @@ void run_calibrate(const CalibrateCmdOptions& opt) {
   table.add_row(
       {"GEMM / conv", fmt::format("{:.1f} / {:.1f} GFLOP/s", c.ops.gemm / 1e9, c.ops.conv / 1e9)});
   table.add_row({"dispatch overhead", fmt::format("{:.0f} ns", c.ops.dispatch_ns)});
+  for (const auto& [family, f] : costs.families)
+    table.add_row(
+        {"op_costs." + family,
+         fmt::format("fixed {:.0f} ns{}, eff {:.3f}, fit error {:.1f}% over {} points", f.fixed_ns,
+                     f.per_kernel_ns > 0 ? fmt::format(" + {:.0f} ns/kernel", f.per_kernel_ns) : "",
+                     f.efficiency, f.fit_error_pct, f.points)});
   print_result(opt.format, doc, table);
 }
 
@@ -58,16 +82,12 @@ void run_calibrate(const CalibrateCmdOptions& opt) {
 
 void add_calibrate_command(CLI::App& app) {
   auto opt = std::make_shared<CalibrateCmdOptions>();
-  auto* cmd = app.add_subcommand(
-      "calibrate",
-      "Measure this host into a machine model (models/machines/SCHEMA.md): cache levels\n"
-      "and latencies from a pointer-chase latency-vs-footprint curve (sysfs/CPUID sizes\n"
-      "only as hints), DRAM read/copy/triad bandwidth with 1 and all threads and idle\n"
-      "latency, clock and FMA throughput, per-op-class libtorch throughput (GEMM, conv,\n"
-      "elementwise, norm, reduction, pool, attention) and the per-op dispatch overhead.\n"
-      "Progress on stderr; about a minute. The file is checked with the machine reader.");
+  auto* cmd = app.add_subcommand("calibrate", kCalibrateDescription);
   cmd->add_option("-o,--output", opt->output, "Machine file to write")->capture_default_str();
   cmd->add_option("--name", opt->name, "The machine's name in the file")->capture_default_str();
+  cmd->add_flag("!--no-op-costs", opt->op_costs,
+                "Leave out the per-op-family costs (compute.op_costs): the op classes' "
+                "efficiencies and the dispatch overhead alone");
   add_output_flags(cmd, opt->format, false);
   cmd->callback([opt] { run_calibrate(*opt); });
 }

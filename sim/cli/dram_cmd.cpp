@@ -127,31 +127,35 @@ void run_dram(const DramOptions& opt) {
          {"read_latency_ns_mean",
           q.reads ? ns(static_cast<double>(q.read_latency_cycles) / q.reads) : 0.0}});
   }
-  const nlohmann::json json = {
-      {"preset", spec.name},
-      {"standard", spec.standard},
-      {"scheduler", spec.ctrl.scheduler},
-      {"mapping", spec.ctrl.mapping},
-      {"row_policy", dram::to_string(spec.ctrl.row_policy)},
-      {"requests", s.requests()},
-      {"reads", s.reads},
-      {"writes", s.writes},
-      {"cycles", r.cycles},
-      {"seconds_simulated", seconds},
-      {"bandwidth_gbps", bw},
-      {"peak_bandwidth_gbps", spec.peak_bandwidth_bytes_per_s() / 1e9},
-      {"read_latency_ns", {{"mean", rmean}, {"p50", rp50}, {"p99", rp99}}},
-      {"write_latency_ns", {{"mean", wmean}, {"p50", wp50}, {"p99", wp99}}},
-      {"row_hit_rate", s.row_hit_rate()},
-      {"row_miss_rate", s.row_miss_rate()},
-      {"row_conflict_rate", s.row_conflict_rate()},
-      {"activates", s.activates},
-      {"refreshes", s.refreshes},
-      {"per_bank_refreshes", s.per_bank_refreshes},
-      {"bank_utilization", s.bank_utilization()},
-      {"per_requester", per_requester},
-      {"wall_seconds", wall},
-      {"requests_per_s", rate}};
+  // cads: the epochs each of its policies ran (summed over channels).
+  nlohmann::json policy_epochs = nlohmann::json::object();
+  for (std::size_t i = 0; i < s.policy_epochs.size() && i < dram::kCadsPolicyCount; ++i)
+    policy_epochs[dram::kCadsPolicies[i]] = s.policy_epochs[i];
+  nlohmann::json json = {{"preset", spec.name},
+                         {"standard", spec.standard},
+                         {"scheduler", spec.ctrl.scheduler},
+                         {"mapping", spec.ctrl.mapping},
+                         {"row_policy", dram::to_string(spec.ctrl.row_policy)},
+                         {"requests", s.requests()},
+                         {"reads", s.reads},
+                         {"writes", s.writes},
+                         {"cycles", r.cycles},
+                         {"seconds_simulated", seconds},
+                         {"bandwidth_gbps", bw},
+                         {"peak_bandwidth_gbps", spec.peak_bandwidth_bytes_per_s() / 1e9},
+                         {"read_latency_ns", {{"mean", rmean}, {"p50", rp50}, {"p99", rp99}}},
+                         {"write_latency_ns", {{"mean", wmean}, {"p50", wp50}, {"p99", wp99}}},
+                         {"row_hit_rate", s.row_hit_rate()},
+                         {"row_miss_rate", s.row_miss_rate()},
+                         {"row_conflict_rate", s.row_conflict_rate()},
+                         {"activates", s.activates},
+                         {"refreshes", s.refreshes},
+                         {"per_bank_refreshes", s.per_bank_refreshes},
+                         {"bank_utilization", s.bank_utilization()},
+                         {"per_requester", per_requester},
+                         {"wall_seconds", wall},
+                         {"requests_per_s", rate}};
+  if (!s.policy_epochs.empty()) json["cads_policy_epochs"] = policy_epochs;
   Table table({"metric", "value"});
   table.add_row({"preset", spec.name});
   table.add_row({"scheduler / mapping / row policy",
@@ -175,6 +179,12 @@ void run_dram(const DramOptions& opt) {
   table.add_row(
       {"refreshes (all-bank, per-bank)", fmt::format("{}, {}", s.refreshes, s.per_bank_refreshes)});
   table.add_row({"bank utilization (row open)", fixed(s.bank_utilization(), 3)});
+  if (!s.policy_epochs.empty()) {
+    std::string epochs;
+    for (auto it = policy_epochs.begin(); it != policy_epochs.end(); ++it)
+      epochs += fmt::format("{}{} {}", epochs.empty() ? "" : ", ", it.key(), it.value().dump());
+    table.add_row({"cads epochs per policy", epochs});
+  }
   table.add_row({"wall time (s)", fixed(wall, 3)});
   table.add_row({"requests per second", fixed(rate, 0)});
   print_result(opt.format, json, table);
@@ -239,7 +249,9 @@ void add_dram_command(CLI::App& app) {
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   cmd->add_option("--scheduler", opt->scheduler,
-                  "Override the scheduler: fcfs, frfcfs, frfcfs-cap, stream-aware");
+                  "Override the scheduler: fcfs, frfcfs, frfcfs-cap, stream-aware, cads (learns "
+                  "which of the other four to run, per epoch; settings in the config's "
+                  "\"cads\" object)");
   cmd->add_option("--mapping", opt->mapping,
                   "Override the address mapping, fields MSB to LSB from Ro Ra Bg Ba Co Ch "
                   "(e.g. RoRaBaCoBgCh, RoBaRaCoCh)");

@@ -2,7 +2,7 @@
 // CUDA against a CUDA libtorch), orderings interleaved in blocks, and reports each like
 // `fusim simulate` does, plus each ordering's speedup over eager with a 95% bootstrap
 // confidence interval and whether it is outside the noise.
-// Built only with libtorch (FUSIM_WITH_TORCH); main.cpp registers it under the same guard.
+// Built only with libtorch (FUSIM_WITH_TORCH), into fusim-backend (sim/cli/backend_main.cpp).
 #ifdef FUSIM_WITH_TORCH
 #include <fmt/format.h>
 
@@ -10,8 +10,10 @@
 #include "backend/optimizer_config.h"
 #include "backend/run_plan.h"
 #include "cli/backend_cmd_options.h"
+#include "cli/backend_commands.h"
 #include "cli/commands.h"
 #include "cli/output_format.h"
+#include "cli/run_report_output.h"
 #include "core/error.h"
 #include "core/output_file.h"
 #include "exec/run_result_json.h"
@@ -56,55 +58,58 @@ void run_run(RunCmdOptions opt) {
   if (!opt.timeline.empty())
     write_timeline(opt.timeline, opt.trace, trace, schedules, report, be.device);
 
-  Table table({"ordering", "optimizer", "impl", "median ms", "p25 ms", "p75 ms", "IQR %", "speedup",
-               "95% CI", "verdict"});
+  Table table({"ordering", "execution", "optimizer", "impl", "median ms", "p25 ms", "p75 ms",
+               "IQR %", "steps", "speedup", "95% CI", "verdict"});
   nlohmann::json results = nlohmann::json::array(), speedups = nlohmann::json::array();
   for (std::size_t k = 0; k < report.results.size(); ++k) {
     const auto& r = report.results[k];
+    const auto& q = report.quality[k];
     nlohmann::json j = exec::to_json(r, opt.per_op);
+    j["measurement"] = quality_json(q);
     // As in `fusim simulate --json`: the measured medians' ratio; null without eager.
     j["speedup_vs_eager"] = nullptr;
     std::string speedup = "-", ci = "-", verdict = "-";
-    if (!report.speedups.empty()) {
+    const int base = report.speedups.empty() ? -1 : report.baselines[k];
+    if (base >= 0) {
       const auto& s = report.speedups[k];
       j["speedup_vs_eager"] = s.speedup;
       speedup = fmt::format("{:.3f}", s.speedup);
       ci = fmt::format("[{:.3f}, {:.3f}]", s.low, s.high);
-      verdict = int(k) == report.baseline ? "baseline"
-                : s.outside_noise()       ? (s.speedup > 1 ? "faster" : "slower")
-                                          : "within noise";
+      verdict = base == int(k) ? "baseline" : backend::speedup_verdict(s);
       speedups.push_back({{"ordering", r.ordering},
+                          {"execution", r.execution},
                           {"speedup", s.speedup},
                           {"ci_low", s.low},
                           {"ci_high", s.high},
+                          {"ci_half_width_points", s.half_width_points()},
                           {"outside_noise", s.outside_noise()}});
     }
     results.push_back(std::move(j));
-    table.add_row({r.ordering, r.optimizer, r.impl, fmt::format("{:.3f}", to_ms(r.step_time)),
+    table.add_row({r.ordering, r.execution, r.optimizer, r.impl,
+                   fmt::format("{:.3f}", to_ms(r.step_time)),
                    fmt::format("{:.3f}", to_ms(r.step_time_p25)),
                    fmt::format("{:.3f}", to_ms(r.step_time_p75)),
                    fmt::format("{:.1f}", 100.0 * double(r.step_time_p75 - r.step_time_p25) /
                                              double(r.step_time)),
+                   q.steps_dropped > 0 ? fmt::format("{} of {}", r.steps_measured, q.steps_run)
+                                       : fmt::format("{}", r.steps_measured),
                    speedup, ci, verdict});
   }
-  nlohmann::json json{{"trace", opt.trace}, {"device", be.device}, {"results", results}};
+  nlohmann::json json{{"trace", opt.trace},
+                      {"device", be.device},
+                      {"conditions", conditions_json(report, be.run)},
+                      {"results", results},
+                      {"notes", report.notes}};
   if (!speedups.empty()) json["speedups"] = speedups;
   print_result(opt.format, json, table);
+  print_notes(opt.format, report);
 }
 
 }  // namespace
 
 void add_run_command(CLI::App& app) {
   auto opt = std::make_shared<RunCmdOptions>();
-  auto* cmd = app.add_subcommand(
-      "run",
-      "Execute a trace's training step on real hardware (libtorch) in each ordering.\n"
-      "Runs the same op list the simulator predicts: F/Bx/Bw/U of every layer in the\n"
-      "schedule's order (layer-by-layer autograd with detached boundaries), the optimizer\n"
-      "update as loop/foreach/fused ATen code with torch.optim's math. Orderings are\n"
-      "interleaved in blocks (A B C A B C ...), each block after one re-warm step; the\n"
-      "median step time, quartiles and the speedup over eager with a 95% bootstrap\n"
-      "confidence interval are reported. Progress goes to stderr.");
+  auto* cmd = app.add_subcommand("run", kRunDescription);
   cmd->add_option("--trace", opt->trace, "Layer trace (JSON, traces/SCHEMA.md)")
       ->required()
       ->check(CLI::ExistingFile);
@@ -114,7 +119,9 @@ void add_run_command(CLI::App& app) {
        "(torch defaults; lamb: timm's)",
        "Optimizer implementation: loop | foreach | fused", "Measured steps per ordering (>= 2)",
        "Measured steps of one ordering before switching to the next",
-       "Intra-op threads (0: libtorch's default)"});
+       "Intra-op threads (0: libtorch's default)",
+       "layers | graph | both (= layers,graph): how the step is driven (layers: each op its "
+       "own call, as simulated; graph: as a PyTorch user's loop)"});
   cmd->add_option("--seed", opt->backend.run.seed, "Seed of weights, inputs and dropout masks")
       ->capture_default_str();
   cmd->add_option("--timeline", opt->timeline,

@@ -7,6 +7,7 @@
 #include "cli/commands.h"
 #include "cli/option_checks.h"
 #include "cli/output_format.h"
+#include "cli/profile_option.h"
 #include "core/compare.h"
 #include "core/error.h"
 #include "core/output_file.h"
@@ -23,7 +24,8 @@ namespace {
 
 struct SimulateCmdOptions {
   std::string trace, machine, ordering = "all", optimizer = "adam", impl = "foreach";
-  std::string fidelity = "line", block = "4KiB", chunk = "1MiB", timeline, mixed;
+  std::string fidelity = "line", block = "4KiB", chunk = "1MiB", timeline, mixed, profile;
+  std::string execution = "layers";
   std::vector<std::string> sets;
   // 4 steps: forward-fused needs warm-up step 0, step 1 (its first updates ever: the
   // optimizer state's compulsory misses), a measured step 2 and a step 3 that the final
@@ -52,6 +54,11 @@ void run_simulate(const SimulateCmdOptions& opt) {
   request.mixed_file = opt.mixed;
   request.gpu_streams = machine.kind == compute::UnitKind::Gpu;
   request.device = request.gpu_streams ? schedule::DeviceKind::Gpu : schedule::DeviceKind::Cpu;
+  const auto executions = schedule::parse_executions(opt.execution);
+  if (executions.size() != 1)
+    throw InputError(
+        fmt::format("--execution: expected layers or graph, got \"{}\"", opt.execution));
+  request.execution = executions.front();
 
   exec::SimOptions sim;
   sim.fidelity = exec::parse_fidelity_name(opt.fidelity);
@@ -74,15 +81,22 @@ void run_simulate(const SimulateCmdOptions& opt) {
     exec::SimulationDetail detail;
     schedule::Schedule schedule;
   };
+  // --profile: the compute times are this host's, solved on the machine before --set (a
+  // what-if changes the memory system around the measured compute).
+  ProfileOption profile(
+      opt.profile,
+      opt.profile.empty() || overrides.empty() ? machine : exec::load_machine(opt.machine), sim);
   std::vector<Run> runs;
   for (auto ordering : orderings) {
     Run run;
     run.schedule = schedule::build_schedule(trace, schedule::schedule_options(ordering, request));
     label = std::string(schedule::to_string(ordering));
+    sim.op_compute = profile.op_compute(trace, run.schedule);
     run.detail = exec::simulate_detailed(trace, run.schedule, machine, sim);
     runs.push_back(std::move(run));
   }
   if (printed) std::fprintf(stderr, "\n");
+  profile.report();
 
   const Tick eager = runs.front().detail.result.step_time;
   const std::string llc =
@@ -146,10 +160,21 @@ void add_simulate_command(CLI::App& app) {
                   "--mixed); eager is always run as the speedup baseline")
       ->capture_default_str();
   cmd->add_option("--mixed", opt->mixed, "Per-layer ordering JSON for --ordering mixed");
+  cmd->add_option("--profile", opt->profile,
+                  "Measured per-op profile of this trace (`fusim profile`, same --optimizer and "
+                  "--impl): each op's compute time comes from its measurement, solved on "
+                  "--machine (before --set) so that the op alone reproduces it; the simulated "
+                  "caches and DRAM decide the memory time in the schedule's context")
+      ->check(CLI::ExistingFile);
   cmd->add_option("--optimizer", opt->optimizer,
                   "sgd | momentum | nesterov | adam | adamw | adagrad | rmsprop | lamb")
       ->capture_default_str();
   cmd->add_option("--impl", opt->impl, "Optimizer implementation: loop | foreach | fused")
+      ->capture_default_str();
+  cmd->add_option("--execution", opt->execution,
+                  "The execution predicted, as `fusim run --execution` names it: layers (each "
+                  "op its own call) | graph (a PyTorch user's loop: per-parameter optimizers "
+                  "where the update is fused)")
       ->capture_default_str();
   cmd->add_option("--steps", opt->steps,
                   "Training steps simulated (>= warm-up + 2 to measure a steady-state step "
@@ -161,7 +186,11 @@ void add_simulate_command(CLI::App& app) {
       ->check(int_range(0, 100));
   cmd->add_option("--fidelity", opt->fidelity,
                   "line: every 64 B line through caches and DRAM (reference); block: --block "
-                  "units (faster, for sweeps)")
+                  "units (faster, for sweeps); tensor: no lines: each chunk's bytes served by "
+                  "range residency per cache level (fully associative LRU: associativity and "
+                  "replacement policy are not used) through bandwidth pipes, DRAM as the "
+                  "controller's own bandwidth-latency curves, measured once per DRAM config "
+                  "and kept in $FUSIM_CACHE_DIR (else ~/.cache/fusim)")
       ->capture_default_str();
   cmd->add_option("--block", opt->block, "Unit of block fidelity (power of two)")
       ->capture_default_str();

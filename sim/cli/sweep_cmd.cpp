@@ -125,14 +125,20 @@ void add_sweep_command(CLI::App& app) {
                   "--mixed); eager is always simulated, the speedup baseline")
       ->capture_default_str();
   cmd->add_option("--mixed", o->sim.mixed, "Per-layer ordering JSON for --ordering mixed");
+  cmd->add_option("--profile", o->sim.profile,
+                  "Measured per-op profile of the trace (`fusim profile`, same --impl; one "
+                  "--trace file): measured compute solved on --machine before --set, memory "
+                  "simulated at every point")
+      ->check(CLI::ExistingFile);
   cmd->add_option("--optimizer", o->optimizers, "Comma list of optimizers (sgd, adam, adamw, ...)")
       ->delimiter(',')
       ->capture_default_str();
   cmd->add_option("--impl", o->sim.impl, "Optimizer implementation: loop | foreach | fused")
       ->capture_default_str();
   cmd->add_option("--fidelity", o->sim.fidelity,
-                  "block (bulk units, for sweeps) | line (every cache line, the reference)")
-      ->check(CLI::IsMember({"block", "line"}))
+                  "block (bulk units, for sweeps) | line (every cache line, the reference) |\n"
+                  "tensor (range residency and DRAM curves, no lines: for large studies)")
+      ->check(CLI::IsMember({"block", "line", "tensor"}))
       ->capture_default_str();
   cmd->add_option("--steps", o->sim.steps,
                   "Training steps simulated per run: --warmup steps, the measured step(s), and\n"

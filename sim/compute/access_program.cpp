@@ -13,36 +13,6 @@ using schedule::AccessMode;
 using schedule::OpKind;
 using workload::Layer;
 
-// The implicit-GEMM view of a linear or conv2d layer (per group).
-struct GemmDims {
-  std::int64_t rows_out = 0;  // N*Ho*Wo (conv) or numel(y)/out (linear)
-  std::int64_t rows_in = 0;   // N*H*W (conv) or the same rows (linear)
-  std::int64_t cin_g = 0;     // input channels per group (linear: in features)
-  std::int64_t cout_g = 0;    // output channels per group (linear: out features)
-  std::int64_t kc = 0;        // reduction of the forward GEMM: cin_g * kh * kw
-  std::int64_t groups = 1;
-};
-
-GemmDims gemm_dims(const workload::Trace& trace, const Layer& l) {
-  GemmDims d;
-  const workload::Shape& x = workload::input_shape(trace, l.inputs.at(0));
-  if (l.op == workload::OpKind::Conv2d) {
-    d.groups = l.attrs.groups;
-    d.cin_g = x.at(1) / d.groups;
-    d.cout_g = l.output.at(1) / d.groups;
-    d.kc = d.cin_g * l.attrs.kernel.at(0) * l.attrs.kernel.at(1);
-    d.rows_out = l.output.at(0) * l.output.at(2) * l.output.at(3);
-    d.rows_in = x.at(0) * x.at(2) * x.at(3);
-  } else {
-    d.cin_g = x.back();
-    d.cout_g = l.output.back();
-    d.kc = d.cin_g;
-    d.rows_out = workload::numel(l.output) / std::max<std::int64_t>(1, d.cout_g);
-    d.rows_in = d.rows_out;
-  }
-  return d;
-}
-
 bool is_blocked_gemm(const schedule::Op& op) {
   return (op.layer_op == workload::OpKind::Linear || op.layer_op == workload::OpKind::Conv2d) &&
          (op.kind == OpKind::Forward || op.kind == OpKind::BackwardInput ||
@@ -64,6 +34,51 @@ std::int64_t AccessProgram::streamed_bytes() const {
   std::int64_t b = 0;
   for (const auto& p : passes) b += p.streamed_bytes();
   return b;
+}
+
+GemmDims gemm_dims(const workload::Trace& trace, const Layer& l) {
+  GemmDims d;
+  const workload::Shape& x = workload::input_shape(trace, l.inputs.at(0));
+  if (l.op == workload::OpKind::Conv2d) {
+    d.groups = l.attrs.groups;
+    d.cin_g = x.at(1) / d.groups;
+    d.cout_g = l.output.at(1) / d.groups;
+    d.kc = d.cin_g * l.attrs.kernel.at(0) * l.attrs.kernel.at(1);
+    d.rows_out = l.output.at(0) * l.output.at(2) * l.output.at(3);
+    d.rows_in = x.at(0) * x.at(2) * x.at(3);
+  } else {
+    d.cin_g = x.back();
+    d.cout_g = l.output.back();
+    d.kc = d.cin_g;
+    d.rows_out = workload::numel(l.output) / std::max<std::int64_t>(1, d.cout_g);
+    d.rows_in = d.rows_out;
+  }
+  return d;
+}
+
+void set_compute_time(AccessProgram& p, Tick compute) {
+  if (p.passes.empty()) return;
+  std::vector<double> weight;
+  double total = 0;
+  for (const auto& pass : p.passes)
+    weight.push_back(double(pass.flops)), total += double(pass.flops);
+  if (total <= 0) {
+    weight.clear();
+    for (const auto& pass : p.passes)
+      weight.push_back(double(pass.streamed_bytes())), total += double(pass.streamed_bytes());
+  }
+  if (total <= 0) weight.assign(p.passes.size(), 1.0), total = double(p.passes.size());
+  Tick left = compute;
+  double cumulative = 0;
+  for (std::size_t i = 0; i < p.passes.size(); ++i) {
+    cumulative += weight[i];
+    // Cumulative rounding: the shares add up to `compute` exactly.
+    const Tick upto = i + 1 == p.passes.size()
+                          ? compute
+                          : static_cast<Tick>(double(compute) * cumulative / total + 0.5);
+    p.passes[i].compute = upto - (compute - left);
+    left = compute - upto;
+  }
 }
 
 std::int64_t gemm_tile_edge(const ComputeConfig& c, int elem_bytes) {

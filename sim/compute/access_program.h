@@ -44,6 +44,8 @@ struct ProgramPass {
   std::vector<StreamRange> ranges;  // streamed together, interleaved in chunks
   std::int64_t flops = 0;
   int max_threads = 0;  // CPU: the most of the op's cores the pass keeps busy (0: all)
+  Tick compute = -1;    // compute time of the pass when set (calibrated or profiled), else
+                        // flops at the op class's rate
   std::int64_t streamed_bytes() const;
 };
 
@@ -52,10 +54,25 @@ struct AccessProgram {
   workload::DType dtype = workload::DType::Float32;
   int kernels = 1;               // launches/dispatches (0: a view, nothing runs)
   std::int64_t grid_blocks = 1;  // GPU: threadblocks of its largest kernel (SMs it can use)
+  // CPU: host time before the op's work when set (op_cost_model.h), else kernels x the
+  // machine's dispatch overhead.
+  Tick serial = -1;
   std::vector<ProgramPass> passes;
   std::int64_t flops() const;
   std::int64_t streamed_bytes() const;
 };
+
+// The implicit-GEMM view of a linear or conv2d layer, per group (conv2d: m = N*Ho*Wo,
+// n = Cout/groups, k = Cin/groups*kh*kw; linear: rows, out features, in features).
+struct GemmDims {
+  std::int64_t rows_out = 0;  // N*Ho*Wo (conv) or numel(y)/out (linear)
+  std::int64_t rows_in = 0;   // N*H*W (conv) or the same rows (linear)
+  std::int64_t cin_g = 0;     // input channels per group (linear: in features)
+  std::int64_t cout_g = 0;    // output channels per group (linear: out features)
+  std::int64_t kc = 0;        // reduction of the forward GEMM: cin_g * kh * kw
+  std::int64_t groups = 1;
+};
+GemmDims gemm_dims(const workload::Trace& trace, const workload::Layer& layer);
 
 // Tile edge of the blocked GEMM model for this machine and element size.
 std::int64_t gemm_tile_edge(const ComputeConfig& compute, int elem_bytes);
@@ -69,6 +86,11 @@ struct GemmTraffic {
 };
 GemmTraffic gemm_traffic(std::int64_t m, std::int64_t n, std::int64_t k, int elem_bytes,
                          std::int64_t tile, std::int64_t resident_bytes);
+
+// Gives the program a compute time of its own: `compute` spread over its passes in
+// proportion to their FLOPs (their streamed bytes when no pass has FLOPs, evenly when none
+// streams anything), each pass's share rounded so that the shares sum to `compute`.
+void set_compute_time(AccessProgram& program, Tick compute);
 
 AccessProgram build_access_program(const workload::Trace& trace, const schedule::Schedule& schedule,
                                    const schedule::Op& op, const ComputeConfig& compute);

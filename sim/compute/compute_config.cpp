@@ -51,9 +51,14 @@ OpClass classify(workload::OpKind op) {
       return OpClass::Pool;
     case K::ScaledDotProductAttention:
       return OpClass::Attention;
+    // ATen capture: generic kinds by family (a parameter layer never runs a kernel)
+    case K::GenericMatmul:
+      return OpClass::Gemm;
+    case K::GenericReduction:
+      return OpClass::Reduction;
     default:
-      return OpClass::Elementwise;  // activations, add/mul, copies, embedding gathers; rope and
-                                    // swiglu (issue 20) are elementwise too
+      return OpClass::Elementwise;  // activations, add/mul, copies, embedding gathers,
+                                    // generic elementwise and data movement
   }
 }
 
@@ -69,6 +74,10 @@ double FlopRates::of(workload::DType dtype) const {
 }
 
 double ComputeConfig::flops_per_second(OpClass op_class, workload::DType dtype, int n) const {
+  return peak_flops_per_second(op_class, dtype, n) * efficiency[static_cast<std::size_t>(op_class)];
+}
+
+double ComputeConfig::peak_flops_per_second(OpClass op_class, workload::DType dtype, int n) const {
   double per_cycle = vector.of(dtype);
   bool matrix_class =
       op_class == OpClass::Gemm || op_class == OpClass::Conv || op_class == OpClass::Attention;
@@ -77,7 +86,7 @@ double ComputeConfig::flops_per_second(OpClass op_class, workload::DType dtype, 
     if (dtype == workload::DType::Float32 && !matrix_for_float32) m = 0;
     if (m > per_cycle) per_cycle = m;
   }
-  return per_cycle * clock_mhz * 1e6 * n * efficiency[static_cast<std::size_t>(op_class)];
+  return per_cycle * clock_mhz * 1e6 * n;
 }
 
 namespace {
@@ -103,7 +112,7 @@ ComputeConfig parse_compute_config(const JsonView& v, UnitKind kind) {
   if (kind == UnitKind::Cpu) {
     v.reject_unknown_keys({"cores", "clock_mhz", "vector_flops_per_cycle", "matrix_flops_per_cycle",
                            "matrix_for_float32", "efficiency", "dispatch_overhead_ns",
-                           "threads_per_op"});
+                           "threads_per_op", "op_costs"});
     c.units = unit_count(v.at("cores"), "cores");
     c.threads_per_op = static_cast<int>(v.at("threads_per_op").as_positive_int());
     if (c.threads_per_op > c.units)
@@ -114,7 +123,7 @@ ComputeConfig parse_compute_config(const JsonView& v, UnitKind kind) {
     v.reject_unknown_keys({"sms", "clock_mhz", "vector_flops_per_cycle", "matrix_flops_per_cycle",
                            "matrix_for_float32", "efficiency", "dispatch_overhead_ns",
                            "launch_latency_ns", "max_concurrent_kernels", "threads_per_block",
-                           "elements_per_thread", "gemm_tile"});
+                           "elements_per_thread", "gemm_tile", "op_costs"});
     c.units = unit_count(v.at("sms"), "SMs");
     c.launch_latency = ns(v.at("launch_latency_ns").as_number_in(0, 1e6));
     c.max_concurrent_kernels = static_cast<int>(v.at("max_concurrent_kernels").as_positive_int());
@@ -146,6 +155,7 @@ ComputeConfig parse_compute_config(const JsonView& v, UnitKind kind) {
     if (!(x > 0 && x <= 1)) e.fail_got("a fraction of peak in (0, 1]");
     c.efficiency[i] = x;
   }
+  if (auto costs = v.find("op_costs")) c.op_costs = parse_op_cost_model(*costs);
   return c;
 }
 

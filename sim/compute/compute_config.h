@@ -6,6 +6,7 @@
 #include <array>
 #include <cstdint>
 
+#include "compute/op_cost_model.h"
 #include "core/json_view.h"
 #include "core/time.h"
 #include "workload/trace.h"
@@ -43,9 +44,14 @@ struct ComputeConfig {
   int elements_per_thread = 4;      // GPU: elements one thread handles (vectorised loads)
   int gemm_tile = 128;              // GPU: threadblock output tile edge (CUTLASS 128x128)
   std::int64_t blocking_bytes = 0;  // cache bytes one unit's GEMM tiles are sized for
+  // Calibrated per-family costs ("op_costs", op_cost_model.h); families it lacks use
+  // `efficiency` and `dispatch_overhead` above.
+  OpCostModel op_costs;
 
   Clock clock() const { return Clock::from_mhz(clock_mhz); }
-  // Peak FLOP/s of `units` units for an op class and dtype (efficiency applied).
+  // Peak FLOP/s of `units` units for an op class and dtype (vector or matrix pipes).
+  double peak_flops_per_second(OpClass op_class, workload::DType dtype, int units) const;
+  // The same with the class's efficiency applied.
   double flops_per_second(OpClass op_class, workload::DType dtype, int units) const;
 };
 

@@ -11,4 +11,10 @@ constexpr T ceil_div(T a, T b) {
   return (a + b - 1) / b;
 }
 
+// a rounded up to a multiple of b, for a >= 0, b > 0.
+template <class T>
+constexpr T round_up(T a, T b) {
+  return ceil_div(a, b) * b;
+}
+
 }  // namespace fusim

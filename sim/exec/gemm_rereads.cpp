@@ -1,16 +1,17 @@
 #include "exec/gemm_rereads.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "core/int_math.h"
 
 namespace fusim::exec {
 
-GemmRereads::GemmRereads(const EventQueue& queue, const cache::Hierarchy& caches,
+GemmRereads::GemmRereads(const EventQueue& queue, RereadTiming timing,
                          const cache::HierarchyConfig& config, MemoryTap& tap,
                          double memory_bytes_per_ps)
     : queue_(queue),
-      caches_(caches),
+      timing_(std::move(timing)),
       tap_(tap),
       stats_(config.levels.size()),
       memory_bytes_per_ps_(memory_bytes_per_ps) {
@@ -35,7 +36,7 @@ int GemmRereads::level_for(std::int64_t bytes) const {
 }
 
 Tick GemmRereads::serve(int level, std::int64_t bytes, const std::vector<int>& units) {
-  const auto unit = static_cast<std::int64_t>(caches_.unit_bytes());
+  const auto unit = static_cast<std::int64_t>(timing_.unit_bytes);
   const auto n = static_cast<std::uint64_t>(ceil_div(bytes, unit));
   // Stats as the hierarchy would count them: a lookup (miss) at every level above the one
   // that serves the re-read, a hit there; past the last level, a memory read.
@@ -46,12 +47,12 @@ Tick GemmRereads::serve(int level, std::int64_t bytes, const std::vector<int>& u
     (l == level ? st.hits : st.misses) += n;
   }
   const Tick now = queue_.now();
-  if (level < caches_.levels()) {
+  if (level < static_cast<int>(timing_.hit_latency.size())) {
     // Hits stream at the first level's port rate of each of the op's cores (the timed
     // path's issue limit), after one lookup latency down to the serving level.
-    double per_unit = static_cast<double>(caches_.port_occupancy(0)) /
+    double per_unit = static_cast<double>(timing_.first_port) /
                       static_cast<double>(std::max<std::size_t>(1, units.size()));
-    return now + caches_.hit_latency(level) +
+    return now + timing_.hit_latency[static_cast<std::size_t>(level)] +
            static_cast<Tick>(per_unit * static_cast<double>(n) + 0.5);
   }
   memory_.reads += n;
@@ -59,11 +60,11 @@ Tick GemmRereads::serve(int level, std::int64_t bytes, const std::vector<int>& u
   tap_.count_only(units.empty() ? -1 : units.front(), bytes);
   // Main memory re-reads queue on one shared bandwidth pipe (other re-reads contend; the
   // controller's own traffic does not see them).
-  if (memory_bytes_per_ps_ <= 0) return now + caches_.miss_issue_latency();
+  if (memory_bytes_per_ps_ <= 0) return now + timing_.miss_issue;
   Tick start = std::max(now, memory_pipe_free_);
   memory_pipe_free_ =
       start + static_cast<Tick>(static_cast<double>(bytes) / memory_bytes_per_ps_ + 0.5);
-  return memory_pipe_free_ + caches_.miss_issue_latency();
+  return memory_pipe_free_ + timing_.miss_issue;
 }
 
 }  // namespace fusim::exec

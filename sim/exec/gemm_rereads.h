@@ -13,11 +13,30 @@
 
 namespace fusim::exec {
 
+// What the re-reads need to know of the memory side that runs: cache::Hierarchy (line and
+// block fidelity) or TensorSide (tensor fidelity, tensor_side.h); both give the line
+// model's numbers.
+struct RereadTiming {
+  std::uint64_t unit_bytes = 64;
+  std::vector<Tick> hit_latency;  // per level: issue to data for a unit found there
+  Tick first_port = 0;            // port occupancy of a unit at the first level
+  Tick miss_issue = 0;            // issue to the request reaching memory
+  template <class Memory>
+  static RereadTiming of(const Memory& m) {
+    RereadTiming t;
+    t.unit_bytes = m.unit_bytes();
+    for (int l = 0; l < m.levels(); ++l) t.hit_latency.push_back(m.hit_latency(l));
+    t.first_port = m.port_occupancy(0);
+    t.miss_issue = m.miss_issue_latency();
+    return t;
+  }
+};
+
 class GemmRereads {
  public:
   // `memory_bytes_per_ps`: what long streams sustain on main memory (0 = unlimited).
-  GemmRereads(const EventQueue& queue, const cache::Hierarchy& caches,
-              const cache::HierarchyConfig& config, MemoryTap& tap, double memory_bytes_per_ps);
+  GemmRereads(const EventQueue& queue, RereadTiming timing, const cache::HierarchyConfig& config,
+              MemoryTap& tap, double memory_bytes_per_ps);
 
   // Level that serves the re-reads of an operand of `bytes` (levels() = main memory).
   int level_for(std::int64_t bytes) const;
@@ -29,7 +48,7 @@ class GemmRereads {
 
  private:
   const EventQueue& queue_;
-  const cache::Hierarchy& caches_;
+  RereadTiming timing_;
   MemoryTap& tap_;
   std::vector<std::int64_t> level_bytes_;
   std::vector<cache::CacheStats> stats_;  // per level

@@ -39,6 +39,7 @@ RunResult result_header(const schedule::Schedule& s, std::string executor) {
   r.ordering = std::string(schedule::to_string(s.ordering));
   r.optimizer = s.optimizer;
   r.impl = std::string(schedule::to_string(s.impl));
+  r.execution = std::string(schedule::to_string(s.execution));
   return r;
 }
 

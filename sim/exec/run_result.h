@@ -24,6 +24,9 @@ struct OpTiming {
   Tick start = 0, end = 0;
   std::int64_t dram_bytes = kUnknown;  // unknown on real runs
   int units = -1;                      // cores / SMs the op ran on; -1 where not known
+  // Part of a measured step (simulated: the steps of step_times; measured runs report
+  // only those). Per-op comparisons (op_comparison.h) sum these.
+  bool measured = true;
 };
 
 // Hits / accesses of one cache level over the measured steps, all its instances together
@@ -36,6 +39,7 @@ struct LevelHitRate {
 struct RunResult {
   std::string executor;  // "sim", "cpu", "cuda"
   std::string ordering, optimizer, impl;
+  std::string execution;  // "layers" | "graph" (schedule::Execution): run, or modelled
   int steps_measured = 0;
   Tick step_time = 0;                         // median of the measured (steady-state) steps
   std::vector<Tick> step_times;               // each measured step

@@ -17,6 +17,7 @@ nlohmann::json to_json(const RunResult& r, bool with_per_op) {
   j["ordering"] = r.ordering;
   j["optimizer"] = r.optimizer;
   j["impl"] = r.impl;
+  j["execution"] = r.execution;
   j["steps_measured"] = r.steps_measured;
   j["step_time_ms"] = to_ms(r.step_time);
   j["step_time_p25_ms"] = to_ms(r.step_time_p25);

@@ -12,7 +12,21 @@ namespace fusim::exec {
 Fidelity parse_fidelity_name(const std::string& name) {
   if (name == "line") return Fidelity::Line;
   if (name == "block") return Fidelity::Block;
-  throw InputError(fmt::format("--fidelity: expected \"line\" or \"block\", got \"{}\"", name));
+  if (name == "tensor") return Fidelity::Tensor;
+  throw InputError(
+      fmt::format("--fidelity: expected \"line\", \"block\" or \"tensor\", got \"{}\"", name));
+}
+
+const char* to_string(Fidelity fidelity) {
+  switch (fidelity) {
+    case Fidelity::Line:
+      return "line";
+    case Fidelity::Block:
+      return "block";
+    case Fidelity::Tensor:
+      return "tensor";
+  }
+  return "?";
 }
 
 SimulationDetail simulate_detailed(const workload::Trace& trace, const schedule::Schedule& schedule,

@@ -29,7 +29,11 @@
 //  - Fidelity: line (every 64 B line) or block (e.g. 4 KiB units, for sweeps); a block miss
 //    takes the MSHRs of the lines it covers (sim/mem/cache/hierarchy.h), and chunks and
 //    cores are cut at whole units, so both describe the same machine (tests/exec/
-//    test_fidelity.cpp states the measured agreement).
+//    test_fidelity.cpp states the measured agreement); or tensor (for sweeps and large
+//    models: no lines move; a chunk is one flow through range residency per cache level
+//    and bandwidth pipes, main memory the DRAM controller's own bandwidth-latency curves:
+//    exec/tensor_side.h, sim/mem/residency; tests/exec/test_tensor_fidelity.cpp states the
+//    agreement). Same compute, chunking, double buffering and GEMM re-reads in all three.
 // Steps. Step s lasts from the start of its first forward op (in issue order,
 // schedule::step_openers) to the start of step s+1's; the first `warmup_steps` are excluded, and so
 // is the last step when nothing follows it (forward-fused: the final flush of pending updates), and
@@ -40,6 +44,7 @@
 // Deterministic: same inputs, same result.
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -48,16 +53,29 @@
 #include "schedule/schedule.h"
 #include "workload/trace.h"
 
+namespace fusim::residency {
+class DramCurveStore;
+}
+
 namespace fusim::exec {
 
-enum class Fidelity { Line, Block };
-Fidelity parse_fidelity_name(const std::string& name);  // "line" | "block", else InputError
+enum class Fidelity { Line, Block, Tensor };
+// "line" | "block" | "tensor", else InputError
+Fidelity parse_fidelity_name(const std::string& name);
+const char* to_string(Fidelity fidelity);
 
 struct SimOptions {
   Fidelity fidelity = Fidelity::Line;
   std::int64_t block_bytes = 4096;     // unit of block fidelity
   std::int64_t chunk_bytes = 1 << 20;  // interleaving granularity of an op's streams
   int warmup_steps = 1;
+  // Tensor fidelity: the DRAM curves, shared by every simulation of a command or sweep
+  // (thread-safe). Null: this simulation measures them, or reads them from the curve
+  // cache folder ($FUSIM_CACHE_DIR, else the XDG cache folder: dram_curve_file.h).
+  std::shared_ptr<residency::DramCurveStore> dram_curves;
+  // Compute time of each schedule op by its id, from a measured profile (exec/op_profile.h);
+  // -1 (or an id past the end) keeps the machine's cost model. Memory is simulated either way.
+  std::vector<Tick> op_compute;
   // Called with the fraction of ops finished (0..1), at most about 200 times per run.
   std::function<void(double)> progress;
 };

@@ -6,6 +6,7 @@
 #include "core/error.h"
 #include "core/int_math.h"
 #include "core/watchdog.h"
+#include "exec/tensor_side.h"
 
 namespace fusim::exec {
 
@@ -29,7 +30,7 @@ std::pair<std::int64_t, std::int64_t> aligned_slice(std::uint64_t addr, std::int
                                                     std::int64_t unit) {
   const std::int64_t head = static_cast<std::int64_t>(addr % static_cast<std::uint64_t>(unit));
   // Whole units from the boundary at or below addr to the one at or above its end.
-  const std::int64_t span = ceil_div(head + total, unit) * unit;
+  const std::int64_t span = round_up(head + total, unit);
   auto cut = [&](std::int64_t p) {
     if (p == 0) return std::int64_t{0};
     if (p == parts) return total;
@@ -58,12 +59,17 @@ Simulator::Simulator(const workload::Trace& trace, const schedule::Schedule& sch
   auto fidelity =
       options.fidelity == Fidelity::Line ? cache::Fidelity::Line : cache::Fidelity::Block;
   const int units = machine.compute.units;
-  caches_ = std::make_unique<cache::Hierarchy>(config, fidelity, units);
-  memory_ = make_main_memory(machine, queue_);
+  if (options.fidelity == Fidelity::Tensor) {
+    tensor_ = std::make_unique<TensorSide>(queue_, machine, options);
+  } else {
+    caches_ = std::make_unique<cache::Hierarchy>(config, fidelity, units);
+  }
+  memory_ = make_main_memory(machine, queue_);  // tensor: only behind the tap, never sent to
   tap_ = std::make_unique<MemoryTap>(queue_, *memory_.port, units, us(1));
-  caches_->attach_memory(queue_, *tap_);
-  rereads_ = std::make_unique<GemmRereads>(queue_, *caches_, config, *tap_,
-                                           streaming_bytes_per_ps(machine));
+  if (caches_) caches_->attach_memory(queue_, *tap_);
+  rereads_ = std::make_unique<GemmRereads>(
+      queue_, tensor_ ? RereadTiming::of(*tensor_) : RereadTiming::of(*caches_), config, *tap_,
+      streaming_bytes_per_ps(machine));
 
   const auto& sops = schedule.ops;
   ops_.resize(sops.size());
@@ -86,7 +92,8 @@ Simulator::Simulator(const workload::Trace& trace, const schedule::Schedule& sch
 Simulator::~Simulator() = default;
 
 Snapshot Simulator::snapshot() const {
-  return {queue_.now(), tap_->total_bytes(), rereads_->add_to(caches_->stats())};
+  return {queue_.now(), tap_->total_bytes(),
+          rereads_->add_to(tensor_ ? tensor_->stats() : caches_->stats())};
 }
 
 int Simulator::ready_lanes_waiting(int except) const {
@@ -133,6 +140,18 @@ void Simulator::start(int id) {
       first_forward_[static_cast<std::size_t>(op.step)] == id)
     boundaries_[static_cast<std::size_t>(op.step)] = snapshot();
   s.program = compute::build_access_program(trace_, schedule_, op, machine_.compute);
+  // Calibrated per-family costs (the machine's op_costs), then a measured profile's compute
+  // time (SimOptions::op_compute), which wins; the memory side stays simulated.
+  if (auto cost = compute::calibrated_cost(machine_.compute, trace_, schedule_, op,
+                                           machine_.kind == compute::UnitKind::Gpu
+                                               ? machine_.compute.units
+                                               : machine_.compute.threads_per_op)) {
+    s.program.serial = cost->serial;
+    compute::set_compute_time(s.program, cost->compute);
+  }
+  if (static_cast<std::size_t>(id) < options_.op_compute.size() &&
+      options_.op_compute[static_cast<std::size_t>(id)] >= 0)
+    compute::set_compute_time(s.program, options_.op_compute[static_cast<std::size_t>(id)]);
   if (op.kernels == 0) {  // a view: no kernel, no memory
     finish(id);
     return;
@@ -140,7 +159,10 @@ void Simulator::start(int id) {
   s.cores =
       units_.take_units(op, s.program.grid_blocks, ready_lanes_waiting(units_.lane_of(id)) > 0);
   for (int c : s.cores) s.dram_at_start += tap_->bytes_of(c);
-  const Tick dispatch = units_.dispatch_time(op);
+  // CPU: a calibrated serial part (op_costs) replaces the dispatch model; GPU: the
+  // launcher pays dispatch, so a GPU's serial part is 0 here too.
+  const bool gpu = machine_.kind == compute::UnitKind::Gpu;
+  const Tick dispatch = !gpu && s.program.serial >= 0 ? s.program.serial : units_.dispatch_time(op);
   if (dispatch > 0) {
     queue_.schedule_in(dispatch, Priority::Compute, [this, id] { begin_work(id); });
   } else {
@@ -165,7 +187,8 @@ int Simulator::working_units(const OpState& s) const {
 void Simulator::issue_chunk(int id, int chunk) {
   OpState& s = ops_[static_cast<std::size_t>(id)];
   const compute::ProgramPass& pass = s.program.passes[s.pass];
-  const auto unit = static_cast<std::int64_t>(caches_->unit_bytes());
+  const auto unit =
+      static_cast<std::int64_t>(tensor_ ? tensor_->unit_bytes() : caches_->unit_bytes());
   const auto cores = static_cast<std::int64_t>(working_units(s));
   const int chunks = s.chunks;
   int& outstanding = s.outstanding[static_cast<std::size_t>(chunk)];
@@ -175,6 +198,7 @@ void Simulator::issue_chunk(int id, int chunk) {
     if (--st.outstanding[static_cast<std::size_t>(chunk)] == 0) advance(id);
   };
   Tick rereads_in = 0;
+  std::vector<residency::TensorRange> slices;  // tensor fidelity: the chunk at once
   for (const auto& r : pass.ranges) {
     // The first read (or the write) of the range goes through the hierarchy, so cache
     // contents and DRAM traffic are simulated; its GEMM re-reads (repeats - 1 more passes
@@ -189,6 +213,11 @@ void Simulator::issue_chunk(int id, int chunk) {
             std::max(rereads_in, rereads_->serve(rereads_->level_for(r.bytes), rhi - rlo, s.cores));
     }
     if (hi <= lo) continue;
+    if (tensor_) {
+      slices.push_back(
+          {r.addr + static_cast<std::uint64_t>(lo), static_cast<std::uint64_t>(hi - lo), r.write});
+      continue;
+    }
     // Split the slice across the op's cores in whole units.
     const std::uint64_t slice_addr = r.addr + static_cast<std::uint64_t>(lo);
     for (std::int64_t c = 0; c < cores; ++c) {
@@ -200,6 +229,11 @@ void Simulator::issue_chunk(int id, int chunk) {
                            static_cast<std::uint64_t>(b1 - b0),
                            r.write ? cache::AccessKind::Write : cache::AccessKind::Read, done);
     }
+  }
+  if (!slices.empty()) {
+    ++outstanding;
+    const std::vector<int> used(s.cores.begin(), s.cores.begin() + cores);
+    tensor_->issue(used, slices, *tap_, done);
   }
   if (rereads_in > queue_.now()) {
     ++outstanding;
@@ -240,11 +274,16 @@ void Simulator::advance(int id) {
     }
     if (!s.computing && s.comp_done < s.mem_done_prefix) {
       const auto& pass = s.program.passes[s.pass];
-      std::int64_t share = pass.flops / s.chunks;
-      std::int64_t flops =
-          s.comp_done + 1 == s.chunks ? pass.flops - share * (s.chunks - 1) : share;
-      const Tick t =
-          units_.compute_time(s.program.op_class, s.program.dtype, working_units(s), flops);
+      Tick t = 0;
+      if (pass.compute >= 0) {  // a set compute time: chunk j's share, cumulatively rounded
+        const auto j = static_cast<Tick>(s.comp_done);
+        t = pass.compute * (j + 1) / s.chunks - pass.compute * j / s.chunks;
+      } else {
+        std::int64_t share = pass.flops / s.chunks;
+        std::int64_t flops =
+            s.comp_done + 1 == s.chunks ? pass.flops - share * (s.chunks - 1) : share;
+        t = units_.compute_time(s.program.op_class, s.program.dtype, working_units(s), flops);
+      }
       if (t == 0) {
         ++s.comp_done;
       } else {
@@ -310,7 +349,8 @@ SimulationRecord Simulator::run() {
   watchdog.watch(
       "compute units", [this] { return units_.busy(); }, [this] { return units_.describe(); });
   watchdog.watch(
-      "caches", [this] { return caches_->busy(); }, [this] { return caches_->describe_state(); });
+      "caches", [this] { return tensor_ ? tensor_->busy() : caches_->busy(); },
+      [this] { return tensor_ ? tensor_->describe_state() : caches_->describe_state(); });
   watchdog.watch("main memory", memory_.busy, memory_.describe);
   queue_.schedule(0, Priority::Compute, [this] { try_start(); });
   try {
@@ -329,7 +369,8 @@ SimulationRecord Simulator::run() {
     end = std::max(end, s.end);
     rec.ops.push_back({s.start, s.end, s.dram_bytes, static_cast<int>(s.cores.size())});
   }
-  rec.end = {end, tap_->total_bytes(), rereads_->add_to(caches_->stats())};
+  rec.end = {end, tap_->total_bytes(),
+             rereads_->add_to(tensor_ ? tensor_->stats() : caches_->stats())};
   rec.dram = {tap_->bucket(), tap_->per_bucket()};
   rec.events = static_cast<std::int64_t>(queue_.executed());
   return rec;

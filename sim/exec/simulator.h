@@ -20,6 +20,8 @@
 
 namespace fusim::exec {
 
+class TensorSide;
+
 class Simulator {
  public:
   Simulator(const workload::Trace& trace, const schedule::Schedule& schedule,
@@ -61,7 +63,8 @@ class Simulator {
   SimOptions options_;
   EventQueue queue_;
   compute::ComputeUnits units_;
-  std::unique_ptr<cache::Hierarchy> caches_;
+  std::unique_ptr<cache::Hierarchy> caches_;  // line and block fidelity
+  std::unique_ptr<TensorSide> tensor_;        // tensor fidelity (tensor_side.h)
   MainMemory memory_;
   std::unique_ptr<MemoryTap> tap_;
   std::unique_ptr<GemmRereads> rereads_;

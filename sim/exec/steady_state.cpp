@@ -15,10 +15,12 @@ SimulationDetail steady_state(const schedule::Schedule& schedule, const Simulati
   r.peak_memory_bytes = schedule.peak.total;
 
   std::vector<const Snapshot*> b;
-  for (const auto& s : rec.boundaries)
-    if (s) b.push_back(&*s);
+  std::vector<int> opener;  // the op that opens each of them
+  const std::vector<int> openers = schedule::step_openers(schedule);
+  for (std::size_t s = 0; s < rec.boundaries.size(); ++s)
+    if (rec.boundaries[s]) b.push_back(&*rec.boundaries[s]), opener.push_back(openers.at(s));
   const Snapshot start{};  // no forward op: the whole run is one step, from the start
-  if (b.empty()) b.push_back(&start);
+  if (b.empty()) b.push_back(&start), opener.push_back(0);
   const int steps = static_cast<int>(b.size());
   bool trailing_flush = schedule.ordering == schedule::Ordering::ForwardFused;
   for (auto mode : schedule.layer_modes)
@@ -31,11 +33,16 @@ SimulationDetail steady_state(const schedule::Schedule& schedule, const Simulati
   if (trailing_flush && steps >= warmup + 3) ++warmup;
   std::vector<Tick> times;
   const Snapshot *from = nullptr, *to = nullptr;
+  // The ops of the measured steps: ids in [first_measured, end_measured) in issue order,
+  // where the backend cuts its iterations too (OpTiming::measured).
+  int first_measured = opener.back(), end_measured = static_cast<int>(rec.ops.size());
   if (steps >= warmup + 2) {
     for (int s = warmup; s + 1 < steps; ++s)
       times.push_back(b[std::size_t(s + 1)]->time - b[std::size_t(s)]->time);
     from = b[std::size_t(warmup)];
     to = b.back();
+    first_measured = opener[std::size_t(warmup)];
+    end_measured = opener.back();
   } else {
     if (trailing_flush)
       throw InputError(fmt::format(
@@ -64,6 +71,8 @@ SimulationDetail steady_state(const schedule::Schedule& schedule, const Simulati
   for (std::size_t i = 0; i < rec.ops.size(); ++i) {
     const OpRecord& o = rec.ops[i];
     r.per_op.push_back(op_timing(schedule.ops[i], o.start, o.end, o.dram_bytes, o.units));
+    r.per_op.back().measured =
+        static_cast<int>(i) >= first_measured && static_cast<int>(i) < end_measured;
   }
   out.dram = rec.dram;
   out.events = rec.events;

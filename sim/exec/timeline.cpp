@@ -14,7 +14,9 @@ nlohmann::json known(std::int64_t v) {
 }  // namespace
 
 std::string timeline_process_name(const RunResult& r) {
-  return fmt::format("{} ({}, {}) {}", r.ordering, r.optimizer, r.impl, r.executor);
+  // The graph execution is named, so that both executions of one ordering can be told apart.
+  return fmt::format("{} ({}, {}) {}{}", r.ordering, r.optimizer, r.impl, r.executor,
+                     r.execution == "graph" ? " graph" : "");
 }
 
 void append_timeline(nlohmann::json& events, int pid, const workload::Trace& trace,

@@ -4,12 +4,13 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/int_math.h"
 
 namespace fusim::schedule {
 
 std::int64_t CachingAllocator::round_size(std::int64_t bytes) {
   if (bytes < kMinBlockSize) return kMinBlockSize;
-  return (bytes + kMinBlockSize - 1) / kMinBlockSize * kMinBlockSize;
+  return round_up(bytes, kMinBlockSize);
 }
 
 std::uint64_t CachingAllocator::allocate(std::int64_t bytes, int stream) {
@@ -22,10 +23,9 @@ std::uint64_t CachingAllocator::allocate(std::int64_t bytes, int stream) {
     address = std::get<2>(*it);
     pool.erase(it);
   } else {  // no cached block fits: a new segment (cudaMalloc)
-    std::int64_t segment = small ? kSmallBuffer
-                           : size < kMinLargeAlloc
-                               ? kLargeBuffer
-                               : (size + kRoundLarge - 1) / kRoundLarge * kRoundLarge;
+    std::int64_t segment = small                   ? kSmallBuffer
+                           : size < kMinLargeAlloc ? kLargeBuffer
+                                                   : round_up(size, kRoundLarge);
     address = next_segment_;
     next_segment_ += std::uint64_t(segment);
     reserved_ += segment;

@@ -119,7 +119,9 @@ class OrderBuilder {
           data(OpKind::Forward, op.layer, t);  // saved activations
           for (int c : role.consumers) {       // the gradient of the output
             const auto& rc = roles_[std::size_t(c)];
-            data(rc.is_loss ? OpKind::Loss : OpKind::BackwardInput, c, t);
+            // A consumer with an untracked (integer, bool) result sends no gradient back.
+            if (rc.is_loss || rc.has_bx)
+              data(rc.is_loss ? OpKind::Loss : OpKind::BackwardInput, c, t);
           }
           break;
         case OpKind::Update:

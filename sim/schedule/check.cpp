@@ -33,13 +33,18 @@ std::vector<LayerFacts> layer_facts(const workload::Trace& trace) {
       if (p.requires_grad && p.tied_to.empty()) f[i].params.insert(p.name);
       f[i].has_weight_grad = f[i].has_weight_grad || p.requires_grad;
     }
-    f[i].trained = !f[i].params.empty();
+    // Params of a layer no gradient reaches get no gradient and are never updated
+    // (Layer::output_requires_grad).
+    f[i].has_weight_grad = f[i].has_weight_grad && l.output_requires_grad;
+    f[i].trained = !f[i].params.empty() && l.output_requires_grad;
     for (const auto& in : l.inputs)
       if (in.source == InputRef::Source::Layer) {
         f[std::size_t(in.index)].consumers.push_back(int(i));
         f[i].grad_in = f[i].grad_in || f[std::size_t(in.index)].grad_out;
       }
-    f[i].grad_out = f[i].has_weight_grad || f[i].grad_in;
+    // Integer and bool outputs carry no gradient, so nothing flows back through them.
+    f[i].grad_out = (f[i].has_weight_grad || f[i].grad_in) && l.output_requires_grad;
+    if (!f[i].grad_out) f[i].grad_in = false;
     if (f[i].loss) f[i].grad_in = false;  // L seeds the backward itself
   }
   for (std::size_t i = 0; i < trace.layers.size(); ++i)
@@ -222,11 +227,14 @@ class Checker {
         case OpKind::BackwardWeight:
           need(op_of(OpKind::Forward, op.layer, t), op.id,
                "backward reads activations its forward saves");
-          for (int c : f.consumers)
+          for (int c : f.consumers) {
+            // A consumer with an untracked (integer, bool) result sends no gradient back.
+            if (!facts_[std::size_t(c)].loss && !facts_[std::size_t(c)].grad_in) continue;
             need(op_of(facts_[std::size_t(c)].loss ? OpKind::Loss : OpKind::BackwardInput, c, t),
                  op.id,
                  fmt::format("it reads the gradient of {}.out, which {} produces", layer.name,
                              trace_.layers[std::size_t(c)].name));
+          }
           if (op.kind == OpKind::BackwardWeight && t > 0)
             need(op_of(OpKind::Update, op.layer, t - 1), op.id,
                  fmt::format("Bw overwrites the grads of {} before the update of step {} read them",

@@ -5,16 +5,13 @@
 
 #include "core/error.h"
 #include "workload/cost.h"
+#include "workload/shape_rules.h"
 
 namespace fusim::schedule {
 namespace {
 using workload::InputRef;
 using workload::Layer;
 using LK = workload::OpKind;
-
-bool is_view_op(LK op) {
-  return op == LK::Flatten || op == LK::Reshape || op == LK::Permute;
-}
 
 // What autograd saves from the forward of one layer, beyond its inputs/output.
 struct SavedExtra {
@@ -40,12 +37,16 @@ class LayerTensors {
   }
   int output(int layer, int step) {
     const Layer& l = trace_.layers[std::size_t(layer)];
+    // A parameter layer's output is its parameter (or buffer) itself.
+    if (l.op == LK::Parameter) return l.params.empty() ? buffer(layer, 0) : param(layer, 0);
     if (roles_[std::size_t(layer)].is_view) return input(l.inputs.at(0), step);
     return reg_.get(l.name + ".out", step, TensorCategory::Activations, layer, out_bytes(l));
   }
   // Gradient of a layer's output (activation gradients are temporaries of the backward).
   int grad(int layer, int step) {
     const Layer& l = trace_.layers[std::size_t(layer)];
+    // Consumers of a parameter layer accumulate straight into the parameter's gradient.
+    if (l.op == LK::Parameter) return param_grad(layer, 0, step);
     if (roles_[std::size_t(layer)].is_view) return grad(l.inputs.at(0).index, step);
     return reg_.get(l.name + ".out.grad", step, TensorCategory::Temporaries, layer, out_bytes(l));
   }
@@ -135,8 +136,8 @@ struct SavedUse {
   std::vector<int> inputs;
   bool output = false, extras = false, weight = false;
 };
-SavedUse backward_reads(LK op, bool for_weight) {
-  switch (op) {
+SavedUse backward_reads(const workload::Trace& trace, const Layer& l, bool for_weight) {
+  switch (l.op) {
     case LK::Linear:
     case LK::Conv2d:  // grad_input = grad_out * W;  grad_W = grad_out^T * x
       return for_weight ? SavedUse{{0}, false, false, false} : SavedUse{{}, false, false, true};
@@ -166,6 +167,19 @@ SavedUse backward_reads(LK op, bool for_weight) {
       return {{0, 1}, false, false, false};
     case LK::ScaledDotProductAttention:
       return {{0, 1, 2}, true, true, false};
+    // ATen capture: generic kinds read what their cost rule saves (cost.cpp, generic()).
+    case LK::GenericElementwise:
+    case LK::GenericReduction:
+    case LK::GenericDataMovement: {
+      SavedUse use;
+      for (std::size_t k = 0; k < l.inputs.size(); ++k)
+        if (l.op != LK::GenericDataMovement ||
+            !workload::is_floating(workload::input_dtype(trace, l.inputs[k])))
+          use.inputs.push_back(int(k));
+      return use;
+    }
+    case LK::GenericMatmul:
+      return {{0, 1}, false, false, false};
     default:
       return {};  // add, concat, pools by averaging, views: only the output grad
   }
@@ -178,14 +192,16 @@ std::vector<LayerRole> layer_roles(const workload::Trace& trace) {
     const Layer& l = trace.layers[i];
     LayerRole& r = roles[i];
     r.is_loss = l.op == LK::CrossEntropy;
-    r.is_view = is_view_op(l.op);
+    r.is_view = workload::is_view(l.op);
+    r.is_parameter = l.op == LK::Parameter;
     for (std::size_t p = 0; p < l.params.size(); ++p)
       if (l.params[p].requires_grad) {
         r.trained_params.push_back(int(p));
         if (l.params[p].tied_to.empty()) r.updated_params.push_back(int(p));
       }
-    r.has_bw = !r.trained_params.empty();
-    r.has_update = !r.updated_params.empty();
+    // No gradient reaches it (Layer::output_requires_grad): no Bw, and its params no update.
+    r.has_bw = !r.trained_params.empty() && l.output_requires_grad;
+    r.has_update = r.has_bw && !r.updated_params.empty();
     bool grad_input = false;
     for (const auto& in : l.inputs) {
       if (in.source != InputRef::Source::Layer) continue;
@@ -193,8 +209,10 @@ std::vector<LayerRole> layer_roles(const workload::Trace& trace) {
       roles[std::size_t(in.index)].consumers.push_back(int(i));
       grad_input = grad_input || roles[std::size_t(in.index)].requires_grad;
     }
-    r.requires_grad = r.has_bw || grad_input;
-    r.has_bx = !r.is_loss && grad_input;
+    // Integer and bool outputs (a comparison's), and outputs no gradient reaches, carry none
+    // (Layer::output_requires_grad).
+    r.requires_grad = (r.has_bw || grad_input) && l.output_requires_grad;
+    r.has_bx = !r.is_loss && grad_input && r.requires_grad;
   }
   // Weight tying (issue 20): who shares whose param.
   std::map<std::string, int> owner;
@@ -226,7 +244,10 @@ void attach_layer_passes(const workload::Trace& trace, const std::vector<LayerRo
     const int s = op.step;
     op.layer_op = l.op;
     op.passes.clear();
-    if (role.is_view) {  // a view: metadata only, no kernel, no memory traffic
+    // A view (and a parameter layer, a view of its parameter): metadata only, no kernel,
+    // no memory traffic; a parameter layer's B is autograd's AccumulateGrad, which the
+    // consumers' backward ops already did by writing into the parameter's gradient.
+    if (role.is_view || role.is_parameter) {
       op.kernels = 0;
       op.flops = 0;
       continue;
@@ -278,7 +299,7 @@ void attach_layer_passes(const workload::Trace& trace, const std::vector<LayerRo
         const bool weight = op.kind == OpKind::BackwardWeight;
         MemoryPass pass;
         pass.accesses.push_back({t.grad(i, s), AccessMode::Read});
-        SavedUse use = backward_reads(l.op, weight);
+        SavedUse use = backward_reads(trace, l, weight);
         for (int k : use.inputs)
           if (std::size_t(k) < l.inputs.size())
             pass.accesses.push_back({t.input(l.inputs[std::size_t(k)], s), AccessMode::Read});

@@ -15,6 +15,7 @@ namespace fusim::schedule {
 struct LayerRole {
   bool is_loss = false;
   bool is_view = false;             // output aliases its input
+  bool is_parameter = false;        // output is its own parameter or buffer (ATen capture)
   bool requires_grad = false;       // its output needs a gradient
   bool has_bx = false;              // computes gradients of some layer inputs
   bool has_bw = false;              // has trained params

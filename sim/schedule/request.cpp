@@ -48,6 +48,27 @@ OptimizerImpl parse_impl_option(const std::string& text) {
   return *impl;
 }
 
+std::vector<Execution> parse_executions(const std::string& text) {
+  if (text == "both") return {Execution::Layers, Execution::Graph};
+  std::vector<Execution> out;
+  std::stringstream in(text);
+  std::string name;
+  while (std::getline(in, name, ',')) {
+    auto e = parse_execution(name);
+    if (!e)
+      throw InputError(fmt::format(
+          "--execution: expected layers, graph, both or a comma-separated list of layers, "
+          "graph, got \"{}\"",
+          name));
+    if (std::find(out.begin(), out.end(), *e) != out.end())
+      throw InputError(
+          fmt::format("--execution: expected each execution once, got {} twice", name));
+    out.push_back(*e);
+  }
+  if (out.empty()) throw InputError("--execution: expected at least one execution, got \"\"");
+  return out;
+}
+
 ScheduleOptions schedule_options(Ordering ordering, const ScheduleRequest& r) {
   ScheduleOptions so;
   so.memory = r.memory;

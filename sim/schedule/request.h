@@ -5,6 +5,7 @@
 //   --ordering  all | a comma-separated list of eager, backward-fused, forward-fused, mixed
 //               (all = eager, backward-fused, forward-fused; each name at most once)
 //   --impl      loop | foreach | fused
+//   --execution layers | graph | both (= layers,graph): how the backend drives the step
 //   --mixed     the per-layer file of `mixed` (mixed.h): needed by mixed, only with mixed
 // Bad words throw InputError naming the option.
 #include <string>
@@ -20,6 +21,8 @@ std::vector<std::string> ordering_names(const std::vector<Ordering>& orderings);
 // Eager first (the baseline of every speedup), then the others in their order.
 std::vector<Ordering> with_eager_baseline(const std::vector<Ordering>& orderings);
 OptimizerImpl parse_impl_option(const std::string& text);
+// --execution: layers | graph | both, or a comma-separated list of layers, graph (each once).
+std::vector<Execution> parse_executions(const std::string& text);
 
 // Everything about the schedules of one command but the ordering.
 struct ScheduleRequest {

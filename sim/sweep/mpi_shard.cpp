@@ -18,6 +18,13 @@
 
 namespace fusim::sweep {
 
+bool mpi_launcher_environment() {
+  // Open MPI's mpirun, MPICH/Hydra and Slurm's PMI-2, and PMIx (srun --mpi=pmix).
+  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK"})
+    if (std::getenv(name)) return true;
+  return false;
+}
+
 #ifdef FUSIM_WITH_MPI
 namespace {
 
@@ -58,10 +65,7 @@ std::optional<FinishedUnit> receive_any() {
 }  // namespace
 
 bool launched_as_mpi_ranks() {
-  // Open MPI's mpirun, MPICH/Hydra and Slurm's PMI-2, and PMIx (srun --mpi=pmix).
-  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK"})
-    if (std::getenv(name)) return true;
-  return false;
+  return mpi_launcher_environment();
 }
 
 MpiSession::MpiSession() {

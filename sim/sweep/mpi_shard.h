@@ -7,8 +7,10 @@
 
 namespace fusim::sweep {
 
-// True when built with MPI and this process was started by mpirun/srun (the launcher's
-// environment says so); plain runs never touch MPI.
+// True when this process was started by mpirun/srun: the launcher's environment says so
+// (built with or without MPI).
+bool mpi_launcher_environment();
+// True when built with MPI and mpi_launcher_environment(); plain runs never touch MPI.
 bool launched_as_mpi_ranks();
 
 // Initialises MPI for the life of the object (funnelled: only the calling thread talks MPI).

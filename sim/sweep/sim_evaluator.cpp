@@ -5,7 +5,10 @@
 #include <optional>
 
 #include "core/error.h"
+#include "exec/op_profile.h"
 #include "exec/simulate.h"
+#include "mem/residency/dram_curve.h"
+#include "mem/residency/dram_curve_file.h"
 #include "networks/networks.h"
 #include "schedule/request.h"
 #include "workload/trace_io.h"
@@ -38,7 +41,8 @@ SimEvaluator::SimEvaluator(const Study& study, SimSweepOptions options)
   if (auto b = grid.batch_axis())
     for (const nlohmann::json& v : grid.axes()[*b].values) batches.push_back(v.get<std::int64_t>());
 
-  exec::parse_fidelity_name(options_.fidelity);
+  if (exec::parse_fidelity_name(options_.fidelity) == exec::Fidelity::Tensor)
+    dram_curves_ = std::make_shared<residency::DramCurveStore>(residency::default_cache_dir());
   if (options_.warmup_steps < 0)
     throw InputError("--warmup", "", fmt::format("a count >= 0, got {}", options_.warmup_steps));
   if (options_.steps < options_.warmup_steps + 2)
@@ -93,6 +97,17 @@ SimEvaluator::SimEvaluator(const Study& study, SimSweepOptions options)
         }
       traces_.emplace(TraceKey{t, batch}, std::move(trace));
     }
+  }
+  if (!options_.profile.empty()) {
+    // Solved once, before any point: a profile that lacks an op fails here, by name.
+    const exec::OpProfile profile = exec::read_op_profile(options_.profile);
+    exec::SimOptions so;
+    so.fidelity = exec::parse_fidelity_name(options_.fidelity);
+    exec::ProfiledCompute compute(profile, base_, so);
+    for (const auto& [key, schedule] : schedules_)
+      op_compute_.emplace(
+          key,
+          compute.op_compute(traces_.at(TraceKey{std::get<0>(key), std::get<1>(key)}), schedule));
   }
 }
 
@@ -157,6 +172,9 @@ exec::RunResult SimEvaluator::run(const PointSetup& point, const std::string& or
   exec::SimOptions so;
   so.fidelity = exec::parse_fidelity_name(options_.fidelity);
   so.warmup_steps = options_.warmup_steps;
+  so.dram_curves = dram_curves_;
+  const auto key = ScheduleKey{point.trace, point.batch.value_or(-1), ordering, optimizer};
+  if (auto c = op_compute_.find(key); c != op_compute_.end()) so.op_compute = c->second;
   return exec::simulate(trace, schedule, machine, so);
 }
 

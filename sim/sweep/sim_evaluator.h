@@ -4,6 +4,7 @@
 // (the preset with the point's --set overrides) and exec::simulate.
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -14,17 +15,25 @@
 #include "sweep/study.h"
 #include "workload/trace.h"
 
+namespace fusim::residency {
+class DramCurveStore;
+}
+
 namespace fusim::sweep {
 
 struct SimSweepOptions {
   std::string machine;             // preset name or path (models/machines/SCHEMA.md)
   std::string impl = "foreach";    // optimizer implementation: loop | foreach | fused
   std::string mixed;               // per-layer file of the `mixed` ordering (--mixed)
-  std::string fidelity = "block";  // block | line (sim/mem/cache/hierarchy.h)
+  std::string fidelity = "block";  // block | line | tensor (exec/simulate.h)
   std::int64_t batch = 32;         // zoo networks when batch= is not swept
   int steps = 4;                   // simulated steps: warm-up, forward-fused's first updates,
                                    // the measured step, and one more so that
   int warmup_steps = 1;            // forward-fused's final flush is outside the measurement
+  // --profile: a measured profile of the (single) trace on the base machine's host; each
+  // op's compute time is solved once on the base machine (before --set), and every grid
+  // point simulates its memory around it (exec/op_profile.h).
+  std::string profile;
 };
 
 class SimEvaluator : public Evaluator {
@@ -55,6 +64,10 @@ class SimEvaluator : public Evaluator {
   std::map<std::string, exec::Machine> machines_;  // by the point's overrides, check_point
   std::map<TraceKey, workload::Trace> traces_;
   std::map<ScheduleKey, schedule::Schedule> schedules_;
+  // Tensor fidelity: the DRAM curves of every point's DRAM configuration, measured once
+  // for the whole sweep (thread-safe) and kept in the curve cache folder.
+  std::shared_ptr<residency::DramCurveStore> dram_curves_;
+  std::map<ScheduleKey, std::vector<Tick>> op_compute_;  // --profile only
 };
 
 }  // namespace fusim::sweep

@@ -87,6 +87,7 @@ class CostModel {
   }
   void matmul_like();
   void attention();
+  void generic();  // ATen capture: the generic kinds (below)
 
   const Trace& t_;
   const Layer& l_;
@@ -157,6 +158,44 @@ void CostModel::attention() {
   // q, k, v, the softmax output, and with dropout its bool mask and the dropped copy.
   c_.saved_bytes = in_bytes(0) + in_bytes(1) + in_bytes(2) + scores * dtype_bytes(dt) +
                    (dropout ? scores * (1 + dtype_bytes(dt)) : 0);
+}
+
+// ---- ATen capture: generic kinds (traces/SCHEMA.md, "Generic layers"). The rules are
+// stated per family from shapes alone; the per-op numbers (flops_per_element, reduce,
+// contraction) come from the capture's table (scripts/fusim_capture/aten_ops.py).
+void CostModel::generic() {
+  const LayerAttrs& a = l_.attrs;
+  const std::int64_t O = numel(l_.output);
+  for (std::size_t i = 0; i < l_.inputs.size(); ++i) {
+    const bool tracked = in_grad(i) && is_floating(input_dtype(t_, l_.inputs[i]));
+    switch (l_.op) {
+      case OpKind::GenericElementwise:
+        // Backward per tracked input: the derivative, taken as costly as the forward, times
+        // dy (k per output element), plus the sum over broadcast dims (O - X_i adds).
+        if (tracked) c_.flops_bwd_input += a.flops_per_element * O + (O - in_numel(i));
+        c_.saved_bytes += in_bytes(i);  // the derivative may read any operand
+        break;
+      case OpKind::GenericReduction:
+        // Backward per tracked input: dy spread back over the combined elements, one
+        // operation each (mean: a divide, amax: a select, sum: a copy).
+        if (tracked) c_.flops_bwd_input += a.reduce * O;
+        c_.saved_bytes += in_bytes(i);
+        break;
+      case OpKind::GenericMatmul:
+        // dA = dY B^T and dB = A^T dY: as many multiply-adds as forward, per tracked operand.
+        if (tracked) c_.flops_bwd_input += 2 * a.contraction * O;
+        c_.saved_bytes += in_bytes(1 - i);  // each operand's gradient reads the other
+        break;
+      default:
+        // Data movement: copies and gathers forward, copies and scatters of dy backward; no
+        // arithmetic. Integer inputs (gather/index indices) are kept for the backward.
+        if (!is_floating(input_dtype(t_, l_.inputs[i]))) c_.saved_bytes += in_bytes(i);
+        break;
+    }
+  }
+  if (l_.op == OpKind::GenericElementwise) c_.flops_fwd = a.flops_per_element * O;
+  if (l_.op == OpKind::GenericReduction) c_.flops_fwd = a.flops_per_element * a.reduce * O;
+  if (l_.op == OpKind::GenericMatmul) c_.flops_fwd = 2 * a.contraction * O;
 }
 
 LayerCost CostModel::run() {
@@ -280,6 +319,14 @@ LayerCost CostModel::run() {
       break;
     case OpKind::ScaledDotProductAttention:
       attention();
+      break;
+    case OpKind::Parameter:
+      break;  // a view of its parameter: the consumers' gradients add up in its .grad
+    case OpKind::GenericElementwise:
+    case OpKind::GenericReduction:
+    case OpKind::GenericDataMovement:
+    case OpKind::GenericMatmul:
+      generic();
       break;
     case OpKind::CrossEntropy: {
       // log_softmax (5 per element) + one log per row, nll_loss sums M picks and divides

@@ -70,6 +70,23 @@ void LayerCheck::check_attrs() const {
       if (a.padding_idx < -1)
         fail("attrs.padding_idx", fmt::format("-1 (none) or an index >= 0, got {}", a.padding_idx));
       break;
+    // ATen capture: generic kinds
+    case OpKind::GenericElementwise:
+    case OpKind::GenericReduction:
+      if (a.flops_per_element < 0)
+        fail("attrs.flops_per_element",
+             fmt::format("a non-negative integer, got {}", a.flops_per_element));
+      if (l_.op == OpKind::GenericReduction && a.reduce < 1)
+        fail("attrs.reduce", fmt::format("a positive integer (input elements combined per "
+                                         "output element), got {}",
+                                         a.reduce));
+      break;
+    case OpKind::GenericMatmul:
+      if (a.contraction < 1)
+        fail("attrs.contraction",
+             fmt::format("a positive integer (multiply-adds per output element), got {}",
+                         a.contraction));
+      break;
     default:
       break;
   }
@@ -169,6 +186,13 @@ InferredOutput LayerCheck::run() const {
       return rope();
     case OpKind::Swiglu:
       return swiglu();
+    case OpKind::Parameter:
+      return parameter();
+    case OpKind::GenericElementwise:
+    case OpKind::GenericReduction:
+    case OpKind::GenericDataMovement:
+    case OpKind::GenericMatmul:
+      return generic();
   }
   fail("op", "a known op");
 }

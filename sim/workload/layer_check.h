@@ -112,6 +112,7 @@ class LayerCheck {
     param_shape(1, shape, why);
   }
   void buffers(const Shape& channels) const {
+    if (l_.op == OpKind::Parameter) return;  // checked by parameter(): its one tensor
     if (l_.op != OpKind::BatchNorm) {
       if (!l_.buffers.empty())
         fail("buffers", fmt::format("no buffers ({} has none), got {}", op_, l_.buffers.size()));
@@ -161,6 +162,9 @@ class LayerCheck {
   InferredOutput rms_norm() const;
   InferredOutput rope() const;
   InferredOutput swiglu() const;
+  // ATen capture (layer_check_ops.cpp, last block)
+  InferredOutput parameter() const;
+  InferredOutput generic() const;
 
   InferredOutput same_as_input() const { return {in(0), in_dtype(0), "same shape as its input"}; }
 

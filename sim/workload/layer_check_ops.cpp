@@ -245,4 +245,58 @@ InferredOutput LayerCheck::unary_float() const {
   return same_as_input();
 }
 
+// ---- ATen capture: the parameter layer and the generic kinds (SCHEMA.md, "Generic layers")
+
+// A view of one parameter (trained) or one buffer (not trained): no inputs, its output is
+// that tensor, so every layer reading it gets its gradient summed there.
+InferredOutput LayerCheck::parameter() const {
+  arity(0);
+  if (l_.params.size() + l_.buffers.size() != 1)
+    fail("params", fmt::format("exactly one parameter or one buffer for parameter, got {} "
+                               "params and {} buffers",
+                               l_.params.size(), l_.buffers.size()));
+  const TensorSpec& t = l_.params.empty() ? l_.buffers[0] : l_.params[0];
+  if (!l_.params.empty() && !is_floating(t.dtype))
+    fail("params[0].dtype",
+         fmt::format("a floating-point dtype for a trained param, got {}", to_string(t.dtype)));
+  return {t.shape, t.dtype, fmt::format("the shape of \"{}\"", t.name)};
+}
+
+InferredOutput LayerCheck::generic() const {
+  no_params();
+  const std::size_t n = l_.inputs.size();
+  switch (l_.op) {
+    case OpKind::GenericElementwise: {
+      // The output is the broadcast of every input (numpy rules), whatever their dtypes.
+      if (n == 0) fail("inputs", "at least one input for generic_elementwise, got []");
+      Shape out = in(0);
+      for (std::size_t i = 1; i < n; ++i) {
+        auto b = broadcast_shapes(out, in(i));
+        if (!b)
+          fail(in_where(i), fmt::format("a tensor broadcastable with {} (inputs 0..{}), got {} {}",
+                                        to_string(out), i - 1, to_string(in(i)), origin(i)));
+        out = *b;
+      }
+      return {out, l_.output_dtype, "the broadcast of its inputs"};
+    }
+    case OpKind::GenericReduction:
+      if (n == 0) fail("inputs", "at least one input for generic_reduction, got []");
+      return {l_.output, l_.output_dtype, "any shape"};
+    case OpKind::GenericMatmul: {
+      arity(2);
+      floating_input(0);
+      floating_input(1);
+      for (std::size_t i = 0; i < 2; ++i)
+        if (l_.attrs.contraction > numel(in(i)))
+          fail("attrs.contraction",
+               fmt::format("at most the {} elements of input {} {} (each output element "
+                           "combines that many of each operand), got {}",
+                           numel(in(i)), i, to_string(in(i)), l_.attrs.contraction));
+      return {l_.output, in_dtype(0), "any shape, the dtype of input 0"};
+    }
+    default:  // generic_data_movement: any inputs (none: a tensor the forward makes)
+      return {l_.output, l_.output_dtype, "any shape"};
+  }
+}
+
 }  // namespace fusim::workload

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "core/int_math.h"
+
 namespace fusim::workload {
 namespace {
 // Integer division rounding toward -infinity (PyTorch's div_rtn).
@@ -24,7 +26,7 @@ std::int64_t adaptive_window_total(std::int64_t in, std::int64_t out) {
   std::int64_t total = 0;
   for (std::int64_t i = 0; i < out; ++i) {
     std::int64_t start = (i * in) / out;
-    std::int64_t end = ((i + 1) * in + out - 1) / out;
+    std::int64_t end = ceil_div((i + 1) * in, out);
     total += end - start;
   }
   return total;
@@ -69,6 +71,10 @@ std::optional<std::int64_t> normalize_dim(std::int64_t dim, std::size_t rank) {
 
 bool is_view(OpKind op) {
   return op == OpKind::Flatten || op == OpKind::Reshape || op == OpKind::Permute;
+}
+
+bool is_source(OpKind op) {
+  return op == OpKind::Parameter || op == OpKind::GenericDataMovement;
 }
 
 }  // namespace fusim::workload

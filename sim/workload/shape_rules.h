@@ -40,4 +40,8 @@ std::optional<std::int64_t> normalize_dim(std::int64_t dim, std::size_t rank);
 // views; PyTorch copies only for reshape of a non-contiguous tensor).
 bool is_view(OpKind op);
 
+// Layers that may have no input: a parameter layer and a generic_data_movement that makes
+// a tensor (ATen capture; traces/SCHEMA.md, "Generic layers").
+bool is_source(OpKind op);
+
 }  // namespace fusim::workload

@@ -17,7 +17,7 @@ constexpr std::array<std::pair<DType, std::string_view>, 6> kDTypes{{
     {DType::Bool, "bool"},
 }};
 
-constexpr std::array<std::pair<OpKind, std::string_view>, 29> kOpKinds{{
+constexpr std::array<std::pair<OpKind, std::string_view>, 34> kOpKinds{{
     {OpKind::Linear, "linear"},
     {OpKind::Conv2d, "conv2d"},
     {OpKind::BatchNorm, "batch_norm"},
@@ -48,6 +48,12 @@ constexpr std::array<std::pair<OpKind, std::string_view>, 29> kOpKinds{{
     {OpKind::RmsNorm, "rms_norm"},
     {OpKind::Rope, "rope"},
     {OpKind::Swiglu, "swiglu"},
+    // ATen capture
+    {OpKind::Parameter, "parameter"},
+    {OpKind::GenericElementwise, "generic_elementwise"},
+    {OpKind::GenericReduction, "generic_reduction"},
+    {OpKind::GenericDataMovement, "generic_data_movement"},
+    {OpKind::GenericMatmul, "generic_matmul"},
 }};
 }  // namespace
 
@@ -129,7 +135,7 @@ auto attr_fields(const LayerAttrs& a) {
   return std::tie(a.kernel, a.stride, a.padding, a.dilation, a.output_size, a.normalized_shape,
                   a.dims, a.groups, a.dim, a.start_dim, a.end_dim, a.heads, a.padding_idx, a.eps,
                   a.momentum, a.p, a.bias, a.causal, a.ceil_mode, a.count_include_pad,
-                  a.approximate, a.scalar, a.kv_heads, a.theta);
+                  a.approximate, a.scalar, a.kv_heads, a.theta, a.aten, a.flops_per_element, a.reduce, a.contraction);
 }
 }  // namespace
 
@@ -157,9 +163,13 @@ bool operator==(const Layer& a, const Layer& b) {
                   b.buffers, b.output_requires_grad);
 }
 
+bool operator==(const CaptureInfo& a, const CaptureInfo& b) {
+  return std::tie(a.path, a.control_flow) == std::tie(b.path, b.control_flow);
+}
+
 bool operator==(const Trace& a, const Trace& b) {
-  return std::tie(a.model, a.batch, a.dtype, a.source, a.inputs, a.layers) ==
-         std::tie(b.model, b.batch, b.dtype, b.source, b.inputs, b.layers);
+  return std::tie(a.model, a.batch, a.dtype, a.source, a.capture, a.inputs, a.layers) ==
+         std::tie(b.model, b.batch, b.dtype, b.source, b.capture, b.inputs, b.layers);
 }
 
 }  // namespace fusim::workload

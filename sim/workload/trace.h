@@ -53,6 +53,13 @@ enum class OpKind {
   RmsNorm,  // "rms_norm": x * rsqrt(mean(x^2) + eps) * weight (Zhang & Sennrich 2019)
   Rope,     // "rope": rotary position embedding of q or k, rotate-half form (Su et al. 2021)
   Swiglu,   // "swiglu": silu(x[..., :F]) * x[..., F:] of a fused gate+up projection (Shazeer 2020)
+  // ---- ATen capture (scripts/fusim_capture): a view of one parameter or buffer, and the
+  // generic kinds of ops with no dedicated kind (SCHEMA.md, "Generic layers").
+  Parameter,
+  GenericElementwise,
+  GenericReduction,
+  GenericDataMovement,
+  GenericMatmul,
 };
 std::string_view to_string(OpKind op);
 std::optional<OpKind> parse_op_kind(std::string_view name);
@@ -83,6 +90,12 @@ struct LayerAttrs {
   // 2023); 0 (the form every reader and generator stores) when they equal `heads`.
   std::int64_t kv_heads = 0;
   double theta = 10000.0;  // rope: base of the rotation frequencies theta^(-2i/d)
+  // ---- ATen capture: generic kinds
+  std::string aten;                    // the ATen op it stands for (informative)
+  std::int64_t flops_per_element = 1;  // generic_elementwise (per output), _reduction (per
+                                       // combined input element)
+  std::int64_t reduce = 1;             // generic_reduction: inputs combined per output
+  std::int64_t contraction = 1;        // generic_matmul: multiply-adds per output element
 };
 bool operator==(const LayerAttrs& a, const LayerAttrs& b);
 // Key/value heads of an attention layer: attrs.kv_heads, or heads when 0 (issue 20).
@@ -129,17 +142,27 @@ struct Layer {
   std::vector<TensorSpec> buffers;  // state that is not trained (batch-norm running stats)
   // Derived when the trace is validated (not stored in the file): whether autograd tracks
   // the output, i.e. the layer or one of its ancestors has params with requires_grad (or
-  // reads a model input with requires_grad). Layers without it have no backward.
+  // reads a model input with requires_grad), the output is floating-point, and a gradient
+  // reaches it from the loss (some tracked layer reads it). Layers without it have no
+  // backward and their params no update.
   bool output_requires_grad = false;
 };
 bool operator==(const Layer& a, const Layer& b);
+
+// How a captured trace was made (the optional top-level "capture" member).
+struct CaptureInfo {
+  std::string path;          // "fx" | "aten"
+  std::string control_flow;  // "symbolic" | "as-run-shapes" | "as-run-values"
+};
+bool operator==(const CaptureInfo& a, const CaptureInfo& b);
 
 struct Trace {
   std::string model;
   std::int64_t batch = 0;
   DType dtype = DType::Float32;
-  std::string source;              // how it was made (the command line)
-  std::string file;                // path it was read from ("" when built in memory)
+  std::string source;  // how it was made (the command line)
+  std::string file;    // path it was read from ("" when built in memory)
+  std::optional<CaptureInfo> capture;
   std::vector<TensorSpec> inputs;  // model inputs: data and targets
   std::vector<Layer> layers;       // topological order
 

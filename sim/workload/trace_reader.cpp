@@ -126,6 +126,15 @@ AttrRule attr_rule(OpKind op) {
       return {{"normalized_shape", "eps"}, {"normalized_shape"}};
     case OpKind::Rope:
       return {{"heads", "theta"}, {"heads"}};
+    // ATen capture: generic kinds
+    case OpKind::GenericElementwise:
+      return {{"aten", "flops_per_element"}, {}};
+    case OpKind::GenericReduction:
+      return {{"aten", "reduce", "flops_per_element"}, {"reduce"}};
+    case OpKind::GenericDataMovement:
+      return {{"aten"}, {}};
+    case OpKind::GenericMatmul:
+      return {{"aten", "contraction"}, {"contraction"}};
     default:
       return {{}, {}};
   }
@@ -190,7 +199,29 @@ LayerAttrs read_attrs(const JsonView& layer, OpKind op) {
   a.kv_heads = v.get_int("kv_heads", a.kv_heads);
   if (a.kv_heads == a.heads) a.kv_heads = 0;  // stored as 0: plain multi-head attention
   a.theta = v.get_number("theta", a.theta);
+  // ATen capture: generic kinds (values checked by the validator)
+  a.aten = v.get_string("aten", a.aten);
+  a.flops_per_element = v.get_int("flops_per_element", a.flops_per_element);
+  a.reduce = v.get_int("reduce", a.reduce);
+  a.contraction = v.get_int("contraction", a.contraction);
   return a;
+}
+
+// The capture member: which path of scripts/capture_trace.py made the trace and how its
+// control flow was captured.
+CaptureInfo read_capture(const JsonView& v) {
+  v.require_object();
+  v.reject_unknown_keys({"path", "control_flow"});
+  CaptureInfo c;
+  auto path = v.at("path");
+  c.path = path.as_string();
+  if (c.path != "fx" && c.path != "aten") path.fail_got("\"fx\" or \"aten\"");
+  auto flow = v.at("control_flow");
+  c.control_flow = flow.as_string();
+  if (c.control_flow != "symbolic" && c.control_flow != "as-run-shapes" &&
+      c.control_flow != "as-run-values")
+    flow.fail_got("\"symbolic\", \"as-run-shapes\" or \"as-run-values\"");
+  return c;
 }
 
 // Layer ids and model input names, to resolve `inputs` entries.
@@ -250,7 +281,7 @@ Trace parse_trace(const nlohmann::json& document, const std::string& name) {
   JsonView root(document, name);
   root.require_object();
   root.reject_unknown_keys(
-      {"format", "version", "model", "batch", "dtype", "source", "inputs", "layers"});
+      {"format", "version", "model", "batch", "dtype", "source", "capture", "inputs", "layers"});
   auto format = root.at("format");
   if (!format.raw().is_string() || format.raw().get<std::string>() != "fusim-trace")
     format.fail_got("\"fusim-trace\"");
@@ -265,6 +296,7 @@ Trace parse_trace(const nlohmann::json& document, const std::string& name) {
   t.dtype = read_dtype(root.at("dtype"));
   if (!is_floating(t.dtype)) root.at("dtype").fail_got("a floating-point dtype for activations");
   t.source = root.at("source").as_string();
+  if (auto c = root.find("capture")) t.capture = read_capture(*c);
   auto inputs = root.at("inputs");
   if (!inputs.raw().is_array()) inputs.fail_got("an array of tensor specs");
   for (const auto& e : inputs.elements()) t.inputs.push_back(read_tensor_spec(e, t.dtype, false));

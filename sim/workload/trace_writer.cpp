@@ -86,6 +86,19 @@ nlohmann::json attrs_json(const Layer& l) {
     case OpKind::Rope:
       j = {{"heads", a.heads}, {"theta", a.theta}};
       break;
+    // ATen capture: generic kinds
+    case OpKind::GenericElementwise:
+      j = {{"aten", a.aten}, {"flops_per_element", a.flops_per_element}};
+      break;
+    case OpKind::GenericReduction:
+      j = {{"aten", a.aten}, {"reduce", a.reduce}, {"flops_per_element", a.flops_per_element}};
+      break;
+    case OpKind::GenericDataMovement:
+      j["aten"] = a.aten;
+      break;
+    case OpKind::GenericMatmul:
+      j = {{"aten", a.aten}, {"contraction", a.contraction}};
+      break;
     default:
       break;
   }
@@ -126,22 +139,30 @@ nlohmann::json trace_to_json(const Trace& trace) {
   for (const auto& t : trace.inputs) inputs.push_back(spec_json(t));
   nlohmann::json layers = nlohmann::json::array();
   for (const auto& l : trace.layers) layers.push_back(layer_json(trace, l));
-  return {{"format", "fusim-trace"},
-          {"version", 1},
-          {"model", trace.model},
-          {"batch", trace.batch},
-          {"dtype", to_string(trace.dtype)},
-          {"source", trace.source},
-          {"inputs", inputs},
-          {"layers", layers}};
+  nlohmann::json j = {{"format", "fusim-trace"},
+                      {"version", 1},
+                      {"model", trace.model},
+                      {"batch", trace.batch},
+                      {"dtype", to_string(trace.dtype)},
+                      {"source", trace.source},
+                      {"inputs", inputs},
+                      {"layers", layers}};
+  if (trace.capture)
+    j["capture"] = {{"path", trace.capture->path}, {"control_flow", trace.capture->control_flow}};
+  return j;
+}
+
+nlohmann::json layer_attrs_json(const Layer& layer) {
+  return attrs_json(layer);
 }
 
 void save_trace(const Trace& trace, const std::string& path) {
   nlohmann::json j = trace_to_json(trace);
   // One layer per line: small files whose diffs show which layers changed.
   std::string text = "{";
-  for (const char* key : {"format", "version", "model", "batch", "dtype", "source", "inputs"})
-    text += fmt::format("\"{}\":{},\n", key, j[key].dump());
+  for (const char* key :
+       {"format", "version", "model", "batch", "dtype", "source", "capture", "inputs"})
+    if (j.contains(key)) text += fmt::format("\"{}\":{},\n", key, j[key].dump());
   text += "\"layers\":[\n";
   const auto& layers = j["layers"];
   for (std::size_t i = 0; i < layers.size(); ++i)

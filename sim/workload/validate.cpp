@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "core/error.h"
+#include "workload/shape_rules.h"
 
 namespace fusim::workload {
 namespace {
@@ -58,10 +59,14 @@ class GraphCheck {
     for (std::size_t i = 0; i < t_.layers.size(); ++i) {
       const Layer& l = t_.layers[i];
       // Every layer has an input, so in an acyclic graph following inputs backwards always
-      // ends at a model input: this is what makes every layer reachable from the inputs.
-      if (l.inputs.empty())
+      // ends at a model input or at a source: a parameter layer (a view of its parameter)
+      // or a generic_data_movement with no input (a tensor the forward makes: zeros, a
+      // random mask). Nothing else can start a path.
+      if (l.inputs.empty() && !is_source(l.op))
         fail(at(i, "inputs"),
-             "at least one input (every layer must be reachable from the model inputs), got []");
+             fmt::format("at least one input for {} (only parameter and generic_data_movement "
+                         "layers are sources), got []",
+                         to_string(l.op)));
       for (std::size_t j = 0; j < l.inputs.size(); ++j) {
         const InputRef& r = l.inputs[j];
         std::size_t limit =
@@ -240,8 +245,9 @@ void validate_and_sort(Trace& trace) {
       if (r.source == InputRef::Source::Layer)
         r.index = new_position[static_cast<std::size_t>(r.index)];
   }
-  // Autograd tracks a tensor when any of its inputs is tracked or it is made from a
-  // parameter with requires_grad (torch.autograd semantics).
+  // Autograd tracks a floating-point tensor when any of its inputs is tracked or it is made
+  // from a parameter with requires_grad (torch.autograd semantics: integer and bool results,
+  // a comparison's, are never tracked).
   for (Layer& l : sorted) {
     bool tracked = false;
     for (const TensorSpec& p : l.params) tracked = tracked || p.requires_grad;
@@ -250,7 +256,19 @@ void validate_and_sort(Trace& trace) {
       tracked = tracked || (r.source == InputRef::Source::Layer ? sorted[idx].output_requires_grad
                                                                 : trace.inputs[idx].requires_grad);
     }
-    l.output_requires_grad = tracked;
+    l.output_requires_grad = tracked && is_floating(l.output_dtype);
+  }
+  // Backward runs only between the loss and the leaves along tracked tensors (torch.autograd
+  // executes the nodes the loss reaches): a tracked layer read only by untracked ones (a
+  // comparison, an integer cast) gets no gradient, so its backward and its params' update
+  // never run. Consumers come after their producers, so one pass from the end settles it.
+  std::vector<bool> reached(sorted.size(), false);
+  for (std::size_t k = sorted.size(); k-- > 0;) {
+    Layer& l = sorted[k];
+    if (l.op != OpKind::CrossEntropy) l.output_requires_grad = l.output_requires_grad && reached[k];
+    if (!l.output_requires_grad) continue;
+    for (const InputRef& r : l.inputs)
+      if (r.source == InputRef::Source::Layer) reached[static_cast<std::size_t>(r.index)] = true;
   }
   trace.layers = std::move(sorted);
 }

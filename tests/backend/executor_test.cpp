@@ -44,6 +44,8 @@ TEST_CASE("option --device cuda on this libtorch fails with a one-line reason") 
 TEST_CASE("Blocks: warm-up, one re-warm per block, measured steps, per-op timings") {
   const auto trace = workload::load_trace(FUSIM_SOURCE_DIR "/traces/examples/mlp_tiny.json");
   backend::RunOptions o;
+  o.pin = false;
+  o.min_cpu_ratio = 0;  // every step kept: the counts below are exact
   o.warmup = 1;
   o.steps = 5;
   o.block = 2;  // blocks of 2, 2, 1 measured steps
@@ -88,6 +90,8 @@ TEST_CASE("Blocks: warm-up, one re-warm per block, measured steps, per-op timing
 TEST_CASE("A mixed ordering from its file runs interleaved with eager, LAMB fused") {
   const auto trace = workload::load_trace(FUSIM_SOURCE_DIR "/tests/backend/tiny_convnet.json");
   backend::RunOptions o;
+  o.pin = false;
+  o.min_cpu_ratio = 0;  // every step kept: the counts below are exact
   o.warmup = 1;
   o.steps = 2;
   o.block = 2;
@@ -120,6 +124,8 @@ TEST_CASE("A mixed ordering from its file runs interleaved with eager, LAMB fuse
 TEST_CASE("Measured peak memory is the ordering's own tensors, whatever else is resident") {
   const auto trace = workload::load_trace(FUSIM_SOURCE_DIR "/traces/examples/mlp_tiny.json");
   backend::RunOptions o;
+  o.pin = false;
+  o.min_cpu_ratio = 0;  // every step kept: the counts below are exact
   o.warmup = 1;
   o.steps = 2;
   o.block = 2;

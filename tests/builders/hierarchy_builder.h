@@ -76,6 +76,11 @@ inline LevelBuilder tiny_l1() {
 inline LevelBuilder tiny_l2() {
   return LevelBuilder("L2").size(256).assoc(4).line(64).latency(12);
 }
+// Timing tests: a 64 KiB 4-way L1 of 64 B lines and 1-cycle lookups, so big that a test's
+// few lines never conflict in it.
+inline LevelBuilder one_cycle_l1() {
+  return LevelBuilder("L1").size("64KiB").assoc(4).line(64).latency(1);
+}
 // The H100's L2 as models/machines/h100-sxm5.json has it (50 MiB, shared by the SMs).
 inline LevelBuilder h100_l2() {
   return LevelBuilder("L2").size("50MiB").assoc(16).line(128).latency(260).mshrs(33792).shared();

@@ -3,9 +3,10 @@
 #include <sstream>
 #include <vector>
 
+#include "builders/hierarchy_builder.h"
 #include "core/error.h"
-#include "hierarchy_helpers.h"
 #include "mem/cache/address_trace.h"
+#include "mem/cache/hierarchy.h"
 
 using namespace fusim;
 using namespace fusim::cache;
@@ -58,8 +59,9 @@ TEST_CASE("bad trace lines name the file and the line number") {
 }
 
 TEST_CASE("a replayed trace counts line touches: a spanning access touches both lines") {
-  Hierarchy h(testing::config_from(R"({"levels":[
-    {"name":"L1","size":"32KiB","assoc":8,"line":64,"latency_cycles":4}]})"),
+  Hierarchy h(test::HierarchyBuilder{}
+                  .level(test::LevelBuilder("L1").size("32KiB").assoc(8).line(64).latency(4))
+                  .build(),
               Fidelity::Line, 1);
   for (const TraceAccess& a : read("R 0x1000\nW 0x1038 16\nR 0x1000 4\nR 0x2000 64\n"))
     h.access_range(0, a.addr, a.bytes, a.is_write ? AccessKind::Write : AccessKind::Read);

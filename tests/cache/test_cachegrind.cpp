@@ -5,17 +5,27 @@
 // noise; the script checks the live comparison).
 #include <catch2/catch.hpp>
 
-#include "hierarchy_helpers.h"
+#include "builders/hierarchy_builder.h"
+#include "mem/cache/hierarchy.h"
 
 using namespace fusim;
 using namespace fusim::cache;
-using fusim::cache::testing::config_from;
+using test::LevelBuilder;
 
 namespace {
-const char* kCachegrindLike = R"({"levels":[
-  {"name":"D1","size":32768,"assoc":8,"line":64,"policy":"lru","latency_cycles":4},
-  {"name":"LL","size":1048576,"assoc":16,"line":64,"policy":"lru","latency_cycles":40,
-   "shared":true,"inclusion":"non-inclusive"}]})";
+HierarchyConfig cachegrind_like() {
+  return test::HierarchyBuilder{}
+      .level(LevelBuilder("D1").size(32768).assoc(8).line(64).policy("lru").latency(4))
+      .level(LevelBuilder("LL")
+                 .size(1048576)
+                 .assoc(16)
+                 .line(64)
+                 .policy("lru")
+                 .latency(40)
+                 .shared()
+                 .inclusion("non-inclusive"))
+      .build();
+}
 constexpr Addr kBase = 0x10000000;
 
 struct Misses {
@@ -23,7 +33,7 @@ struct Misses {
 };
 template <class Pattern>
 Misses replay(Pattern&& pattern) {
-  Hierarchy h(config_from(kCachegrindLike), Fidelity::Line, 1);
+  Hierarchy h(cachegrind_like(), Fidelity::Line, 1);
   pattern([&](bool write, std::uint64_t element) {
     h.access_range(0, kBase + element * 8, 8, write ? AccessKind::Write : AccessKind::Read);
   });

@@ -2,13 +2,19 @@
 #include <catch2/catch.hpp>
 
 #include "core/error.h"
-#include "hierarchy_helpers.h"
+#include "core/json_view.h"
+#include "mem/cache/cache_config.h"
+#include "mem/cache/hierarchy.h"
 
 using namespace fusim;
 using namespace fusim::cache;
-using fusim::cache::testing::config_from;
 
 namespace {
+// The JSON text is what these tests are about: read it as a machine file's "caches".
+HierarchyConfig config_from(const std::string& json_text) {
+  nlohmann::json doc = parse_json_text(json_text, "test.json");
+  return parse_hierarchy_config(JsonView(doc, "test.json"));
+}
 std::string error_of(const std::string& json) {
   try {
     config_from(json);

@@ -4,28 +4,40 @@
 #include <catch2/catch.hpp>
 #include <vector>
 
+#include "builders/hierarchy_builder.h"
 #include "core/watchdog.h"
-#include "hierarchy_helpers.h"
 #include "mem/cache/fixed_memory.h"
+#include "mem/cache/hierarchy.h"
 
 using namespace fusim;
 using namespace fusim::cache;
-using fusim::cache::testing::config_from;
+using test::HierarchyBuilder;
+using test::LevelBuilder;
+namespace defaults = test::defaults;
 
 namespace {
 // 2 GHz (500 ps): L1 4 cycles, L2 12, L3 40 -> hits at 2, 8 and 28 ns after issue.
 // L1 and L2 are one fully associative set (4 and 16 lines), L3 64 lines.
-const char* kThreeLevels = R"({"clock":"2GHz","levels":[
-  {"name":"L1","size":256,"assoc":4,"line":64,"latency_cycles":4},
-  {"name":"L2","size":1024,"assoc":16,"line":64,"latency_cycles":12},
-  {"name":"L3","size":4096,"assoc":64,"line":64,"latency_cycles":40,"shared":true}]})";
+HierarchyConfig three_levels() {
+  return HierarchyBuilder{}
+      .clock("2GHz")
+      .level(defaults::tiny_l1())
+      .level(LevelBuilder("L2").size(1024).assoc(16).line(64).latency(12))
+      .level(LevelBuilder("L3").size(4096).assoc(64).line(64).latency(40).shared())
+      .build();
+}
+
+// One level (1 GHz unless said otherwise, 1-cycle lookups, 1 port).
+HierarchyConfig one_level(const LevelBuilder& l1) {
+  return HierarchyBuilder{}.level(l1).build();
+}
 
 struct Bench {
   EventQueue queue;
   mem::FixedLatencyMemory memory;
   Hierarchy h;
-  Bench(const char* config, Tick latency, double bytes_per_s = 0, int cores = 1)
-      : memory(queue, latency, bytes_per_s), h(config_from(config), Fidelity::Line, cores) {
+  Bench(const HierarchyConfig& config, Tick latency, double bytes_per_s = 0, int cores = 1)
+      : memory(queue, latency, bytes_per_s), h(config, Fidelity::Line, cores) {
     h.attach_memory(queue, memory);
   }
   // Starts a range now, runs to the end, returns (finish - start).
@@ -44,7 +56,7 @@ struct Bench {
 }  // namespace
 
 TEST_CASE("hit latency at each level and miss latency under a fixed-latency memory") {
-  Bench b(kThreeLevels, ns(100));
+  Bench b(three_levels(), ns(100));
   CHECK(b.h.hit_latency(0) == 2000);
   CHECK(b.h.hit_latency(1) == 8000);
   CHECK(b.h.hit_latency(2) == 28000);
@@ -63,9 +75,7 @@ TEST_CASE("hit latency at each level and miss latency under a fixed-latency memo
 TEST_CASE("a stream of L1 hits is limited by the L1 ports") {
   // 1 GHz, 1-cycle L1 with 2 ports: a port takes a unit every 500 ps, so 8 hits issue at
   // 0, 0.5, ..., 3.5 ns and the last completes one cycle after its issue.
-  const char* two_ports = R"({"levels":[
-    {"name":"L1","size":4096,"assoc":4,"line":64,"latency_cycles":1,"ports":2}]})";
-  Bench b(two_ports, ns(50));
+  Bench b(one_level(defaults::one_cycle_l1().size(4096).ports(2)), ns(50));
   b.h.access_range(0, 0, 512, AccessKind::Read);  // warm 8 lines
   CHECK(b.timed(0, 512) == 3500 + 1000);
 }
@@ -73,18 +83,13 @@ TEST_CASE("a stream of L1 hits is limited by the L1 ports") {
 TEST_CASE("MSHRs limit the throughput of a stream of misses") {
   // 1 GHz single level, 1 cycle, 1 port, memory 100 ns with unlimited bandwidth. A unit
   // issued at t is sent at t + 1 ns and back at t + 101 ns.
-  auto config = [](int mshrs) {
-    return R"({"levels":[{"name":"L1","size":"64KiB","assoc":4,"line":64,"latency_cycles":1,"mshrs":)" +
-           std::to_string(mshrs) + "}]}";
-  };
+  auto config = [](int mshrs) { return one_level(defaults::one_cycle_l1().mshrs(mshrs)); };
   // 8 MSHRs: all 8 misses issue back to back (0..7 ns); the last is back at 7 + 101 ns.
-  std::string eight = config(8);
-  Bench wide(eight.c_str(), ns(100));
+  Bench wide(config(8), ns(100));
   CHECK(wide.timed(0, 512) == 108000);
   // 2 MSHRs: units issue in pairs, each pair when the previous pair's first miss returns:
   // (0, 1) ns, then (101, 102), (202, 203), (303, 304) -> the last is back at 405 ns.
-  std::string two = config(2);
-  Bench narrow(two.c_str(), ns(100));
+  Bench narrow(config(2), ns(100));
   CHECK(narrow.timed(0, 512) == 405000);
   CHECK(narrow.memory.stats().reads == 8);
 }
@@ -93,15 +98,13 @@ TEST_CASE("memory bandwidth limits a stream of misses once MSHRs allow it") {
   // 64 B at 6.4 GB/s = 10 ns of channel time per line; latency 20 ns after the transfer.
   // 16 MSHRs, 4 lines: sends at 1,2,3,4 ns; channel busy 1-11, 11-21, 21-31, 31-41; the
   // last line is back at 41 + 20 = 61 ns.
-  Bench b(R"({"levels":[{"name":"L1","size":"64KiB","assoc":4,"line":64,"latency_cycles":1}]})",
-          ns(20), 6.4e9);
+  Bench b(one_level(defaults::one_cycle_l1()), ns(20), 6.4e9);
   CHECK(b.memory.transfer_time(64) == 10000);
   CHECK(b.timed(0, 256) == 61000);
 }
 
 TEST_CASE("dirty writebacks are posted: they use memory but delay no range") {
-  Bench b(R"({"levels":[{"name":"L1","size":128,"assoc":2,"line":64,"latency_cycles":1}]})",
-          ns(100));
+  Bench b(one_level(defaults::one_cycle_l1().size(128).assoc(2)), ns(100));
   b.h.access_range(0, 0, 128, AccessKind::Write);  // two dirty lines, sync path
   b.queue.run();
   CHECK(b.memory.stats().reads == 2);  // sync-path misses are sent too
@@ -152,8 +155,11 @@ TEST_CASE("a block's dirty victim is written back with the pieces of the miss th
   // of line fidelity would, not as one 1 KiB burst at 0.
   EventQueue queue;
   RecordingMemory memory(queue, ns(100));
-  Hierarchy h(config_from(R"({"block":"1KiB","clock":"1GHz","levels":[
-    {"name":"L1","size":"1KiB","assoc":1,"line":64,"latency_cycles":1,"mshrs":4}]})"),
+  Hierarchy h(HierarchyBuilder{}
+                  .block(1024)
+                  .clock("1GHz")
+                  .level(defaults::one_cycle_l1().size("1KiB").assoc(1).mshrs(4))
+                  .build(),
               Fidelity::Block, 1);
   h.attach_memory(queue, memory);
   h.access_range(0, 0, 1024, AccessKind::Write);  // block 0 dirty (its fetch is sent now)
@@ -185,9 +191,12 @@ TEST_CASE("the pieces of a block miss take a shared port's slots as they issue")
   // later), core 1 at 106, 208, 310; the last are back at 408 and 412 ns.
   EventQueue queue;
   RecordingMemory memory(queue, ns(100));
-  Hierarchy h(config_from(R"({"block":"1KiB","clock":"1GHz","levels":[
-    {"name":"L1","size":"1KiB","assoc":1,"line":64,"latency_cycles":1,"mshrs":4},
-    {"name":"L2","size":"4KiB","assoc":4,"line":64,"latency_cycles":1,"shared":true}]})"),
+  Hierarchy h(HierarchyBuilder{}
+                  .block(1024)
+                  .clock("1GHz")
+                  .level(defaults::one_cycle_l1().size("1KiB").assoc(1).mshrs(4))
+                  .level(LevelBuilder("L2").size("4KiB").assoc(4).line(64).latency(1).shared())
+                  .build(),
               Fidelity::Block, 2);
   h.attach_memory(queue, memory);
   Tick finish[2] = {-1, -1};
@@ -212,8 +221,7 @@ TEST_CASE("a refused miss is sent at the tick the memory has room, not on the ca
   // cache polling on its own clock would send at 102 ns); back at 201.6 ns.
   EventQueue queue;
   RecordingMemory memory(queue, 100300, /*max_in_flight=*/1);
-  Hierarchy h(config_from(R"({"clock":"1GHz","levels":[
-    {"name":"L1","size":"64KiB","assoc":4,"line":64,"latency_cycles":1}]})"),
+  Hierarchy h(HierarchyBuilder{}.clock("1GHz").level(defaults::one_cycle_l1()).build(),
               Fidelity::Line, 1);
   h.attach_memory(queue, memory);
   Tick finish = -1;
@@ -240,7 +248,7 @@ class BlackHole final : public mem::MemoryPort {
 TEST_CASE("the watchdog reports a range whose miss never returns, with every component") {
   EventQueue queue;
   BlackHole memory;
-  Hierarchy h(config_from(kThreeLevels), Fidelity::Line, 1);
+  Hierarchy h(three_levels(), Fidelity::Line, 1);
   h.attach_memory(queue, memory);
   bool done = false;
   h.start_range(0, 0, 64, AccessKind::Read, [&](Tick) { done = true; });

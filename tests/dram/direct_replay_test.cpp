@@ -28,7 +28,7 @@ TEST_CASE("direct replay issues the event-driven replay's commands, channel by c
                         {TracePattern::Random, 1, 3}};
   std::size_t compared = 0;
   for (const char* name : kPresets) {
-    for (const char* scheduler : {"fcfs", "frfcfs", "frfcfs-cap", "stream-aware"}) {
+    for (const char* scheduler : {"fcfs", "frfcfs", "frfcfs-cap", "stream-aware", "cads"}) {
       for (const RowPolicy policy : {RowPolicy::Open, RowPolicy::Closed, RowPolicy::OpenTimeout}) {
         for (const Case& c : cases) {
           DramSpec spec = preset(name);
@@ -57,7 +57,7 @@ TEST_CASE("direct replay issues the event-driven replay's commands, channel by c
       }
     }
   }
-  CHECK(compared == 5 * 4 * 3 * 5);
+  CHECK(compared == 5 * 5 * 3 * 5);  // presets x schedulers x row policies x cases
 }
 
 // Blocks of many atoms: a 4 KiB block is 64 atoms on DDR4's single channel (more than its

@@ -21,7 +21,9 @@ class AsGeneric final : public Scheduler {
   explicit AsGeneric(std::unique_ptr<Scheduler> inner) : inner_(std::move(inner)) {}
   std::size_t pick(const Candidate* c, std::size_t n) override { return inner_->pick(c, n); }
   int row_hit_cap() const override { return inner_->row_hit_cap(); }
-  void on_column(int r, bool hit, Cycle now) override { inner_->on_column(r, hit, now); }
+  void on_column(int r, bool hit, Cycle arrival, Cycle now) override {
+    inner_->on_column(r, hit, arrival, now);
+  }
 
  private:
   std::unique_ptr<Scheduler> inner_;

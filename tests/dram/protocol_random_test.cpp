@@ -63,7 +63,7 @@ std::vector<TraceRequest> adversarial(const DramSpec& spec, int kind, std::size_
 
 TEST_CASE("random traces: zero protocol violations on every preset and scheduler") {
   for (const char* name : kPresets) {
-    for (const char* scheduler : {"fcfs", "frfcfs", "frfcfs-cap", "stream-aware"}) {
+    for (const char* scheduler : {"fcfs", "frfcfs", "frfcfs-cap", "stream-aware", "cads"}) {
       DramSpec spec = preset(name);
       spec.ctrl.scheduler = scheduler;
       TraceGenOptions o;

@@ -373,7 +373,7 @@ class ReferenceChannel {
         if (x->outcome == 0) x->outcome = 1;
         ++b.accesses;
         b.last_column = d.cycle;
-        scheduler_->on_column(x->e.requester, x->outcome == 1, d.cycle);
+        scheduler_->on_column(x->e.requester, x->outcome == 1, x->e.arrival, d.cycle);
         const RowPolicy p = spec_.ctrl.row_policy;
         const bool want_close = p == RowPolicy::Closed || p == RowPolicy::OpenTimeout ||
                                 (p == RowPolicy::OpenCap && b.accesses >= spec_.ctrl.row_cap);

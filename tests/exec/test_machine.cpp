@@ -13,18 +13,9 @@ using exec::load_machine;
 using exec::parse_machine;
 
 namespace {
+// Two cores (so that threads_per_op has a limit to break), a DDR4-3200 channel.
 nlohmann::json tiny_cpu() {
-  return nlohmann::json::parse(R"({"name": "tiny", "kind": "cpu",
-   "compute": {"cores": 2, "clock_mhz": 1000, "vector_flops_per_cycle": {"float32": 2},
-               "efficiency": {"gemm": 1, "conv": 1, "elementwise": 1, "norm": 1,
-                              "reduction": 1, "pool": 1, "attention": 1},
-               "dispatch_overhead_ns": 0, "threads_per_op": 1},
-   "caches": {"clock": "1GHz",
-              "levels": [{"name": "L1", "size": "1KiB", "assoc": 2, "line": 64,
-                          "latency_cycles": 1, "shared": false},
-                         {"name": "LLC", "size": "4KiB", "assoc": 4, "line": 64,
-                          "latency_cycles": 1, "shared": true}]},
-   "dram": {"preset": "ddr4-3200", "channels": 1}})");
+  return test::defaults::tiny_cpu().cores(2).dram("ddr4-3200", 1).json();
 }
 
 std::string error_of(const nlohmann::json& doc, std::vector<exec::Override> o = {}) {

@@ -3,7 +3,7 @@
 // times worked out by hand on a 2-level hierarchy (64 B lines, 1 GHz, 1-cycle lookups).
 #include <catch2/catch.hpp>
 
-#include "core/json_view.h"
+#include "builders/hierarchy_builder.h"
 #include "exec/machine.h"
 #include "mem/cache/fixed_memory.h"
 #include "mem/cache/hierarchy.h"
@@ -12,23 +12,18 @@ using namespace fusim;
 
 namespace {
 cache::HierarchyConfig two_levels(bool write_validate) {
-  nlohmann::json doc = {{"clock", "1GHz"},
-                        {"block", "4KiB"},
-                        {"levels",
-                         {{{"name", "L1"},
-                           {"size", "16KiB"},
-                           {"assoc", 4},
-                           {"line", 64},
-                           {"latency_cycles", 1},
-                           {"write_validate", write_validate}},
-                          {{"name", "L2"},
-                           {"size", "64KiB"},
-                           {"assoc", 8},
-                           {"line", 64},
-                           {"latency_cycles", 1},
-                           {"shared", true},
-                           {"write_validate", write_validate}}}}};
-  return cache::parse_hierarchy_config(JsonView(doc, "test.json", "caches"));
+  return test::HierarchyBuilder{}
+      .clock("1GHz")
+      .block(4096)
+      .level(test::defaults::one_cycle_l1().size("16KiB").write_validate(write_validate))
+      .level(test::LevelBuilder("L2")
+                 .size("64KiB")
+                 .assoc(8)
+                 .line(64)
+                 .latency(1)
+                 .shared()
+                 .write_validate(write_validate))
+      .build();
 }
 
 std::uint64_t memory_reads(bool write_validate, cache::Fidelity fidelity, mem::Addr addr,

@@ -74,6 +74,18 @@ TEST_CASE("one --ordering grammar: all, or a comma list with mixed, each name on
                     Contains("--impl: expected loop, foreach or fused, got \"vector\""));
 }
 
+TEST_CASE("one execution grammar: layers, graph, both, or a comma list, each once") {
+  CHECK(parse_executions("layers") == std::vector<Execution>{Execution::Layers});
+  CHECK(parse_executions("both") == std::vector<Execution>{Execution::Layers, Execution::Graph});
+  CHECK(parse_executions("graph,layers") ==
+        std::vector<Execution>{Execution::Graph, Execution::Layers});
+  CHECK_THROWS_WITH(parse_executions("layers,tape"),
+                    Contains("--execution: expected layers, graph, both or a comma-separated "
+                             "list of layers, graph, got \"tape\""));
+  CHECK_THROWS_WITH(parse_executions("graph,graph"), Contains("each execution once"));
+  CHECK_THROWS_WITH(parse_executions(""), Contains("at least one execution"));
+}
+
 TEST_CASE("one schedule-options builder: the request plus the ordering") {
   ScheduleRequest r;
   r.optimizer = "sgd";

@@ -58,6 +58,13 @@ std::string seq(const std::string& middle) {
  {"id":6,"name":"loss","op":"cross_entropy","inputs":[5,"target"],"output":[]}])");
 }
 
+// The MLP with `extra` (layer id 5, output [8] or [2, 8]) added to act before fc2.
+std::string with_extra(const std::string& extra) {
+  return mlp(kFc1, kAct, extra + R"(,{"id":6,"name":"sum","op":"add","inputs":[1,5],"output":[2,8]},
+ {"id":2,"name":"fc2","op":"linear","inputs":[6],"output":[2,3],"params":[{"name":"fc2.weight","shape":[3,8]}]})",
+             kLoss);
+}
+
 struct BadTrace {
   const char* what;
   std::string text;
@@ -205,8 +212,8 @@ std::vector<BadTrace> bad_traces() {
        mlp(kFc1, kAct,
            R"({"id":2,"name":"fc2","op":"linear","inputs":[],"output":[2,3],"params":[{"name":"fc2.weight","shape":[3,8]}]})",
            kLoss),
-       "t.json: layers[2].inputs: expected at least one input (every layer must be reachable from "
-       "the model inputs), got []"},
+       "t.json: layers[2].inputs: expected at least one input for linear (only parameter and "
+       "generic_data_movement layers are sources), got []"},
       {"two losses",
        mlp(kFc1, kAct, kFc2, kLoss,
            R"(,{"id":4,"name":"loss2","op":"cross_entropy","inputs":[2,"target"],"output":[]})"),
@@ -295,6 +302,50 @@ std::vector<BadTrace> bad_traces() {
        seq(R"({"id":4,"name":"e","op":"embedding","inputs":[1],"output":[2,3,8,8],"params":[{"name":"e.weight","shape":[10,8]}]})"),
        "t.json: layers[3].inputs[0]: expected an int64 or int32 tensor of class indices for "
        "embedding, got float32 from layer 1"},
+      // ---- ATen capture: the parameter layer and the generic kinds; `x` (layer 5) is
+      // added to act before fc2 reads the sum (layers[2] is x, layers[3] the sum).
+      {"parameter with an input",
+       with_extra(
+           R"({"id":5,"name":"x","op":"parameter","inputs":[1],"output":[8],"params":[{"name":"x","shape":[8]}]})"),
+       "t.json: layers[2].inputs: expected 0 inputs for parameter, got 1"},
+      {"parameter with two tensors",
+       with_extra(
+           R"({"id":5,"name":"x","op":"parameter","inputs":[],"output":[8],"params":[{"name":"x","shape":[8]},{"name":"y","shape":[8]}]})"),
+       "t.json: layers[2].params: expected exactly one parameter or one buffer for parameter, "
+       "got 2 params and 0 buffers"},
+      {"parameter output not its tensor's shape",
+       with_extra(
+           R"({"id":5,"name":"x","op":"parameter","inputs":[],"output":[2,8],"params":[{"name":"x","shape":[8]}]})"),
+       "t.json: layers[2].output: expected [8] (the shape of \"x\"), got [2, 8]"},
+      {"a layer with no input that is not a source",
+       with_extra(R"({"id":5,"name":"x","op":"relu","inputs":[],"output":[8]})"),
+       "t.json: layers[2].inputs: expected at least one input for relu (only parameter and "
+       "generic_data_movement layers are sources), got []"},
+      {"generic_elementwise output not the broadcast",
+       with_extra(R"({"id":5,"name":"x","op":"generic_elementwise","inputs":[1],"output":[1,8]})"),
+       "t.json: layers[2].output: expected [2, 8] (the broadcast of its inputs), got [1, 8]"},
+      {"generic_elementwise negative flops",
+       with_extra(
+           R"({"id":5,"name":"x","op":"generic_elementwise","attrs":{"flops_per_element":-1},"inputs":[1],"output":[2,8]})"),
+       "t.json: layers[2].attrs.flops_per_element: expected a non-negative integer, got -1"},
+      {"generic_reduction without reduce",
+       with_extra(
+           R"({"id":5,"name":"x","op":"generic_reduction","attrs":{"aten":"aten.sum.dim_IntList"},"inputs":[1],"output":[8]})"),
+       "t.json: layers[2].attrs.reduce: expected a member \"reduce\" (missing)"},
+      {"generic_matmul contraction beyond an operand",
+       with_extra(
+           R"({"id":5,"name":"x","op":"generic_matmul","attrs":{"contraction":20},"inputs":[1,1],"output":[8]})"),
+       "t.json: layers[2].attrs.contraction: expected at most the 16 elements of input 0 [2, 8] "
+       "(each output element combines that many of each operand), got 20"},
+      {"generic kind with an attribute of another",
+       with_extra(
+           R"({"id":5,"name":"x","op":"generic_data_movement","attrs":{"reduce":2},"inputs":[1],"output":[8]})"),
+       "t.json: layers[2].attrs.reduce: expected an attribute of generic_data_movement "
+       "(generic_data_movement takes: aten), got unknown \"reduce\""},
+      {"capture path unknown",
+       trace_json(kInputs, fine_layers,
+                  std::string(kHead) + R"(,"capture":{"path":"jit","control_flow":"symbolic"})"),
+       "t.json: capture.path: expected \"fx\" or \"aten\", got \"jit\""},
   };
 }
 
@@ -321,6 +372,10 @@ TEST_CASE("there are at least 20 distinct malformed traces, each valid when fixe
       144)));
   CHECK_NOTHROW(parse(seq(
       R"({"id":4,"name":"attn","op":"scaled_dot_product_attention","attrs":{"heads":2},"inputs":[1,2,3],"output":[2,3,8]})")));
+  CHECK_NOTHROW(parse(with_extra(
+      R"({"id":5,"name":"x","op":"parameter","inputs":[],"output":[8],"params":[{"name":"x","shape":[8]}]})")));
+  CHECK_NOTHROW(parse(with_extra(
+      R"({"id":5,"name":"x","op":"generic_matmul","attrs":{"contraction":2},"inputs":[1,1],"output":[8]})")));
 }
 
 TEST_CASE("a missing file is an InputError naming it") {

@@ -40,17 +40,19 @@ std::string read_text(const std::string& path) {
 }  // namespace
 
 TEST_CASE("save then load gives an equal trace") {
-  for (const auto& trace : {load_trace(kExample), parse(kShuffled)}) {
+  for (const auto& trace : {load_trace(kExample), parse(kShuffled),
+                            load_trace(FUSIM_SOURCE_DIR "/traces/examples/generic_layers.json")}) {
     std::string path = FUSIM_BINARY_DIR "/test_workload_roundtrip_" + trace.model + ".json";
     save_trace(trace, path);
     Trace back = load_trace(path);
     CHECK(back == trace);
     CHECK(back.file == path);
     CHECK(trace_to_json(back) == trace_to_json(trace));
-    // Compact: 7 top-level lines, "layers":[ , one line per layer, closing line.
+    // Compact: 7 top-level lines (8 with "capture"), "layers":[ , one line per layer,
+    // closing line.
     std::string text = read_text(path);
     CHECK(std::count(text.begin(), text.end(), '\n') ==
-          static_cast<long>(7 + 1 + trace.layers.size() + 1));
+          static_cast<long>(7 + (trace.capture ? 1 : 0) + 1 + trace.layers.size() + 1));
     std::remove(path.c_str());
   }
 }

@@ -8,6 +8,7 @@
 #include <algorithm>
 
 #include "core/error.h"
+#include "core/int_math.h"
 #include "core/units.h"
 #include "mem/cache/timed_path.h"
 
@@ -61,9 +62,8 @@ Hierarchy::Hierarchy(const HierarchyConfig& config, Fidelity fidelity, int cores
     // A port moves `ports` lines per cycle; a block of k lines occupies it k/ports cycles.
     std::uint64_t lines_per_unit = unit / line;
     level.port_occupancy =
-        static_cast<Tick>((static_cast<std::uint64_t>(c.clock_period) * lines_per_unit +
-                           static_cast<std::uint64_t>(c.ports) - 1) /
-                          static_cast<std::uint64_t>(c.ports));
+        static_cast<Tick>(ceil_div(static_cast<std::uint64_t>(c.clock_period) * lines_per_unit,
+                                   static_cast<std::uint64_t>(c.ports)));
     int instances = c.shared ? 1 : cores;
     for (int i = 0; i < instances; ++i)
       level.instances.emplace_back(

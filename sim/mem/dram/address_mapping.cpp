@@ -86,9 +86,61 @@ AddressMapping::AddressMapping(const DramSpec& spec, const std::string& where_fi
   for (int i = 0; i < n_slices_; ++i) {
     if (slices_[i].field == kCh) channel_slices_[n_channel_slices_++] = i;
   }
+  auto pow2 = [](std::int64_t v) { return v > 0 && (v & (v - 1)) == 0; };
+  pow2_ = !mixed_radix_ && pow2(o.ranks) && pow2(o.bankgroups) && pow2(o.banks_per_group);
+  bg_bits_ = bg_bits;
+  ba_bits_ = ba_bits;
+  for (int i = 0; i < n_slices_; ++i) {
+    const Slice& sl = slices_[i];
+    const Bits b{sl.shift, (mem::Addr{1} << sl.bits) - 1};
+    switch (sl.field) {
+      case kCh:
+        ch_ = b;
+        break;
+      case kRa:
+        ra_ = b;
+        break;
+      case kBg:
+        bg_ = b;
+        break;
+      case kBa:
+        ba_ = b;
+        break;
+      case kRo:
+        ro_ = b;
+        break;
+      case kCo:
+        if (sl.field_shift == 0) {
+          co_lo_ = b;
+        } else {
+          co_hi_ = b;
+          co_hi_at_ = sl.field_shift;
+        }
+        break;
+    }
+  }
+}
+
+DramAddress AddressMapping::decode_pow2(mem::Addr addr) const {
+  auto field = [addr](const Bits& b) {
+    return static_cast<std::int64_t>((addr >> b.shift) & b.mask);
+  };
+  DramAddress a;
+  a.channel = static_cast<int>(field(ch_));
+  a.rank = static_cast<int>(field(ra_));
+  a.row = field(ro_);
+  a.column = field(co_lo_) | field(co_hi_) << co_hi_at_;
+  // bank = Ba * bankgroups + Bg (separate fields) or Ba (group bits lowest), as from_fields.
+  std::int64_t bank = separate_bg_ ? field(ba_) << bg_bits_ | field(bg_) : field(ba_);
+  if (xor_hash_) bank ^= a.row & ((std::int64_t{1} << bank_bits_total_) - 1);
+  a.bankgroup = static_cast<int>(bank & (bankgroups_ - 1));
+  a.bank = static_cast<int>(bank >> bg_bits_);
+  a.flat_bank = (a.rank << bg_bits_ | a.bankgroup) << ba_bits_ | a.bank;
+  return a;
 }
 
 DramAddress AddressMapping::decode(mem::Addr addr) const {
+  if (pow2_) return decode_pow2(addr);
   std::int64_t v[kFields] = {0, 0, 0, 0, 0, 0};
   if (mixed_radix_) {
     // Digits from the least significant up: a power-of-two field takes its bits, the

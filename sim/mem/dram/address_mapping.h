@@ -61,6 +61,17 @@ class AddressMapping {
     std::int64_t radix = 0;  // a channel count that is no power of two (then bits = 0)
   };
   DramAddress from_fields(const std::int64_t* v) const;
+  DramAddress decode_pow2(mem::Addr addr) const;
+  // Where every field has a power-of-two size (every preset): each field is (addr >> shift)
+  // & mask (the column in two parts, the upper one at column bit co_hi_at_), and the bank
+  // arithmetic is shifts.
+  struct Bits {
+    int shift = 0;
+    mem::Addr mask = 0;
+  };
+  bool pow2_ = false;
+  Bits ch_, ra_, bg_, ba_, ro_, co_lo_, co_hi_;
+  int co_hi_at_ = 0, bg_bits_ = 0, ba_bits_ = 0;
   std::string scheme_;
   std::array<Slice, 8> slices_{};
   int n_slices_ = 0;

@@ -70,6 +70,9 @@ class BankQueues {
     if (open_cap_ && b.accesses >= row_cap_) return true;
     return hit_cap_ > 0 && b.accesses >= hit_cap_ && s.other_seq != kNone;
   }
+  // A scheduler that changes its hit cap between decisions (cads). Only Generic schedulers
+  // do, and their choice reads capped() afresh each decision: nothing cached to redo.
+  void set_hit_cap(int hit_cap) { hit_cap_ = hit_cap; }
   // Banks with requests in queue `q`, one bit per bank, `words()` 64-bit words.
   const std::uint64_t* occupied(int q) const { return &occupied_[q * words_]; }
   std::size_t words() const { return words_; }
@@ -81,7 +84,7 @@ class BankQueues {
   const std::size_t banks_;
   const bool open_cap_;  // the open-cap row policy: closes after row_cap_ column accesses
   const int row_cap_;
-  const int hit_cap_;
+  int hit_cap_;
   RequestQueue reads_, writes_;
   std::uint64_t next_seq_ = 0;
   std::vector<Summary> summaries_;  // [queue * banks + bank]

@@ -28,13 +28,14 @@ ChannelController::ChannelController(const DramSpec& spec, int channel,
       open_in_rank_(spec.org.ranks, 0),
       refresh_due_(spec.org.ranks),
       refresh_bank_(spec.org.ranks, 0),
-      block_at_(spec.org.banks_per_channel(), kNoCycle),
+      block_at_(FirstReadyChoice::lanes(spec.org.banks_per_channel()), kNoCycle),
       queues_(spec.ctrl, spec.org.banks_per_channel(), scheduler_->row_hit_cap(), banks_),
       first_ready_(spec, order_, queues_, banks_, timing_, block_at_) {
   for (int b = 0; b < spec.org.banks_per_channel(); ++b) {
     bank_rank_.push_back(static_cast<std::uint8_t>(b / banks_per_rank_));
     bank_group_.push_back(static_cast<std::uint8_t>((b % banks_per_rank_) / banks_per_group_));
   }
+  scheduler_->set_stats(&stats_);
   // Ranks refresh staggered over the interval so they are not all busy at once.
   for (int r = 0; r < spec.org.ranks; ++r) {
     refresh_due_[r] = refresh_interval_ + r * refresh_interval_ / spec.org.ranks;
@@ -43,6 +44,7 @@ ChannelController::ChannelController(const DramSpec& spec, int channel,
 }
 
 void ChannelController::update_block_at(int r) {
+  next_refresh_ = *std::min_element(refresh_due_.begin(), refresh_due_.end());
   const bool all_bank = spec_.ctrl.refresh == RefreshMode::AllBank;
   for (int b = r * banks_per_rank_; b < (r + 1) * banks_per_rank_; ++b) {
     block_at_[b] =
@@ -167,9 +169,10 @@ void ChannelController::decide() {
   // update_decision finds them.)
   Decision& request = request_;
   request = Decision{};
-  if (order_ == Scheduler::Order::Generic)
+  if (order_ == Scheduler::Order::Generic) {
+    queues_.set_hit_cap(scheduler_->row_hit_cap());
     choose_generic(q, base, request);
-  else if (!queues_.queue(q).empty())
+  } else if (!queues_.queue(q).empty())
     first_ready_.choose(q, base, request);
 
   // Row-policy precharges (closed, open-timeout, open-cap).
@@ -199,7 +202,9 @@ void ChannelController::decide() {
   const Cycle bound = std::min(request.cycle, close.cycle);
   Decision& refresh = refresh_;
   refresh = Decision{};
-  for (int r = 0; r < static_cast<int>(refresh_due_.size()); ++r) {
+  const int ranks =
+      std::max(base, next_refresh_) > bound ? 0 : static_cast<int>(refresh_due_.size());
+  for (int r = 0; r < ranks; ++r) {
     const Cycle low = std::max(base, refresh_due_[r]);
     if (low > bound || low >= refresh.cycle) continue;
     Decision d;
@@ -343,7 +348,7 @@ void ChannelController::execute(const Decision& d) {
       ++(d.cmd == Command::RD ? stats_.column_reads : stats_.column_writes);
       ++b.accesses;
       b.last_column = d.cycle;
-      scheduler_->on_column(e->requester, e->outcome == kHit, d.cycle);
+      scheduler_->on_column(e->requester, e->outcome == kHit, e->arrival, d.cycle);
       const RowPolicy p = spec_.ctrl.row_policy;
       const bool want_close = p == RowPolicy::Closed || p == RowPolicy::OpenTimeout ||
                               (p == RowPolicy::OpenCap && b.accesses >= spec_.ctrl.row_cap);

@@ -104,6 +104,7 @@ class ChannelController {
   std::vector<std::uint8_t> bank_rank_, bank_group_;
   std::vector<int> open_in_rank_;
   std::vector<Cycle> refresh_due_;
+  Cycle next_refresh_ = 0;         // the earliest of refresh_due_
   std::vector<int> refresh_bank_;  // per-bank refresh: next bank of each rank
   std::vector<int> closable_;      // banks whose row policy wants them closed
   // A due refresh blocks a request's command from this cycle on, per bank: its rank's due

@@ -102,6 +102,7 @@ std::uint64_t DirectReplay::run(const TraceRequest* trace, std::size_t count, st
     r.addr = t.addr;
     r.bytes = bytes;
     r.is_write = t.is_write;
+    r.requester = t.requester;
     r.id = sent;
     dram_.channels_of(r, needed);
     for (const int ch : needed) touch(ch);

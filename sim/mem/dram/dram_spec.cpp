@@ -89,6 +89,21 @@ void apply_organization(const JsonView& o, Organization& org) {
   int_field("burst_length", org.burst_length, 1);
 }
 
+void apply_cads(const JsonView& o, CadsConfig& c) {
+  o.require_object();
+  o.reject_unknown_keys({"learning_rate", "exploration", "discount", "seed"});
+  if (auto v = o.find("learning_rate")) {
+    c.learning_rate = v->as_number();
+    if (!(c.learning_rate > 0 && c.learning_rate <= 1)) v->fail_got("a learning rate in (0, 1]");
+  }
+  if (auto v = o.find("exploration")) c.exploration = v->as_number_in(0, 1);
+  if (auto v = o.find("discount")) {
+    c.discount = v->as_number();
+    if (!(c.discount >= 0 && c.discount < 1)) v->fail_got("a discount in [0, 1)");
+  }
+  if (auto v = o.find("seed")) c.seed = static_cast<std::uint64_t>(v->as_int_at_least(0));
+}
+
 void apply_controller(const JsonView& o, ControllerConfig& c, Tick tck) {
   if (auto v = o.find("scheduler")) c.scheduler = v->as_nonempty_string();
   if (auto v = o.find("mapping")) c.mapping = v->as_nonempty_string();
@@ -106,6 +121,7 @@ void apply_controller(const JsonView& o, ControllerConfig& c, Tick tck) {
   if (auto v = o.find("interleave_bytes")) c.interleave_bytes = static_cast<int>(v->as_bytes());
   if (auto v = o.find("starvation_cycles")) c.starvation_cycles = v->as_int_at_least(1);
   if (auto v = o.find("epoch_cycles")) c.epoch_cycles = v->as_int_at_least(1);
+  if (auto v = o.find("cads")) apply_cads(*v, c.cads);
 }
 
 void apply_timing(const JsonView& o, Timing& t, Tick tck) {
@@ -142,7 +158,8 @@ const std::initializer_list<std::string_view> kCtrlKeys = {"scheduler",
                                                            "write_low_watermark",
                                                            "interleave_bytes",
                                                            "starvation_cycles",
-                                                           "epoch_cycles"};
+                                                           "epoch_cycles",
+                                                           "cads"};
 
 // Checks the combination once everything is merged; `where` names the object blamed.
 void validate(const DramSpec& s, const JsonView& where) {

@@ -45,6 +45,15 @@ struct Timing {
 enum class RefreshMode { AllBank, PerBank };
 enum class RowPolicy { Open, Closed, OpenTimeout, OpenCap };
 
+// The cads scheduler's learning agent (sim/mem/dram/cads.cpp): tabular Q-learning, one
+// decision per epoch (epoch_cycles), epsilon-greedy exploration from a seeded generator.
+struct CadsConfig {
+  double learning_rate = 0.1;  // alpha in (0, 1]
+  double exploration = 0.05;   // epsilon in [0, 1]: epochs that try a random policy
+  double discount = 0;         // gamma in [0, 1): weight of the next epoch's value
+  std::uint64_t seed = 1;
+};
+
 struct ControllerConfig {
   std::string scheduler = "frfcfs";
   std::string mapping = "RoBaRaCoCh";
@@ -60,7 +69,8 @@ struct ControllerConfig {
   int write_low_watermark = 8;     // stop draining at this many (if reads wait)
   int interleave_bytes = 64;       // a cache line stays in one row of one bank
   Cycle starvation_cycles = 2000;  // stream-aware: age after which a request goes first
-  Cycle epoch_cycles = 10000;      // stream-aware: intensity measuring window
+  Cycle epoch_cycles = 10000;      // stream-aware and cads: measuring window
+  CadsConfig cads;
 };
 
 struct DramSpec {

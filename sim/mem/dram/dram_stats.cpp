@@ -99,6 +99,7 @@ DramStats DramStats::operator-(const DramStats& o) const {
   r.write_latency = write_latency - o.write_latency;
   r.requesters = subtract(requesters, o.requesters);
   r.bank_open_cycles = subtract(bank_open_cycles, o.bank_open_cycles);
+  r.policy_epochs = subtract(policy_epochs, o.policy_epochs);
   return r;
 }
 

@@ -51,6 +51,9 @@ struct DramStats {
   LatencyHistogram read_latency, write_latency;  // cycles, arrival to data done
   std::vector<RequesterStats> requesters;        // indexed by MemRequest::requester
   std::vector<std::uint64_t> bank_open_cycles;   // per (channel, bank): cycles with a row open
+  // The cads scheduler: epochs run with each of its policies (kCadsPolicies order), summed
+  // over channels; empty under the other schedulers.
+  std::vector<std::uint64_t> policy_epochs;
 
   DramStats operator-(const DramStats& o) const;
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "core/int_math.h"
 
 namespace fusim::dram {
 
@@ -52,7 +53,7 @@ void DramSystem::set_command_observer(CommandObserver observer) {
 }
 
 std::uint32_t DramSystem::atoms_of(const mem::MemRequest& r) const {
-  return r.bytes <= atom_bytes_ ? 1 : (r.bytes + atom_bytes_ - 1) / atom_bytes_;
+  return r.bytes <= atom_bytes_ ? 1 : ceil_div(r.bytes, atom_bytes_);
 }
 
 const DramSystem::BlockPlan& DramSystem::plan(const mem::MemRequest& r) const {

@@ -33,19 +33,22 @@ class FirstReadyChoice {
  public:
   // `block_at[bank]`: the cycle from which a due refresh blocks the bank's commands (its
   // rank's due cycle under all-bank refresh, that of the bank the rank refreshes next under
-  // per-bank refresh; kNoCycle: none). All references are the controller's state.
+  // per-bank refresh; kNoCycle: none), lanes(banks) entries. All references are the
+  // controller's state.
   FirstReadyChoice(const DramSpec& spec, Scheduler::Order order, BankQueues& queues,
                    const std::vector<BankRow>& rows, const BankTiming& timing,
                    const std::vector<Cycle>& block_at);
+  // Banks rounded up to whole vectors of 8 (the per-bank arrays' length).
+  static std::size_t lanes(int banks) { return (static_cast<std::size_t>(banks) + 7) / 8 * 8; }
 
   // The candidate of `bank` in queue `q` (or in both) must be worked out again: its
   // requests, its row or its timing changed.
-  void invalidate(int q, int bank) { candidates_[q * banks_ + bank].stale = true; }
+  void invalidate(int q, int bank) { stale_[q * words_ + bank / 64] |= bit(bank); }
   void invalidate(int bank) {
-    candidates_[bank].stale = true;
-    candidates_[banks_ + bank].stale = true;
+    stale_[bank / 64] |= bit(bank);
+    stale_[words_ + bank / 64] |= bit(bank);
   }
-  bool stale(int q, int bank) const { return candidates_[q * banks_ + bank].stale; }
+  bool stale(int q, int bank) const { return (stale_[q * words_ + bank / 64] & bit(bank)) != 0; }
 
   // The first-ready choice among queue `q`'s requests at or after `base`: `request` gets its
   // command (cycle kNoCycle where every candidate is blocked by a refresh).
@@ -56,40 +59,48 @@ class FirstReadyChoice {
   void weigh(int q, int bank, Cycle base, Decision& request);
 
  private:
-  struct Candidate {
-    std::uint64_t seq = BankQueues::kNone;
-    Cycle bank_ready = 0;  // the bank level of `cmd`'s earliest cycle (BankTiming::bank_level)
-    // The bank group and rank levels of `cmd`'s earliest cycle in BankTiming, which move
-    // without the candidate changing.
-    const Cycle* group_level = nullptr;
-    const Cycle* rank_level = nullptr;
-    std::uint64_t key_low = 0;  // the low part of the first-ready key: not a hit, bank
-    int slot = -1;
-    bool stale = true;
-    bool hit = false;
-    Command cmd = Command::ACT;
-  };
   // The first-ready key: ready - base << kDeltaShift | not a hit << kHitShift | age
   // (relative to the oldest queued, < 2^kAgeBits) << kBankBits | bank.
   static constexpr int kBankBits = 7, kAgeBits = 32, kHitShift = kBankBits + kAgeBits,
                        kDeltaShift = kHitShift + 1;
+  static std::uint64_t bit(int bank) { return std::uint64_t{1} << (bank % 64); }
+  // What choose() needs of a bank's candidate beyond its key.
+  struct Chosen {
+    int slot = -1;  // the request's queue slot
+    Command cmd = Command::ACT;
+    bool hit = false;
+  };
 
-  void refresh(Candidate& c, int q, int bank);
+  void refresh(int q, int bank);
   void scan(int q, Cycle base, Decision& request);
   void fill(int q, Cycle cycle, int bank, Decision& request);
-  Cycle earliest(const Candidate& c) const {
-    return std::max(c.bank_ready, std::max(*c.group_level, *c.rank_level));
+  // The candidate's earliest cycle by timing alone: the max of its command's bank, bank
+  // group and rank levels in BankTiming.
+  Cycle earliest(std::size_t i) const {
+    return std::max(bank_ready_[i],
+                    std::max(group_levels_[group_at_[i]], rank_levels_[rank_at_[i]]));
   }
 
   const Scheduler::Order order_;
-  const std::size_t banks_;
+  const std::size_t banks_, lanes_, words_;
   BankQueues& queues_;
   const std::vector<BankRow>& rows_;
   const BankTiming& timing_;
+  const Cycle* const group_levels_;
+  const Cycle* const rank_levels_;
   const std::vector<Cycle>& block_at_;
   std::vector<std::uint8_t> bank_rank_;
   std::vector<std::uint16_t> bank_group_slot_;  // rank * bankgroups + group
-  std::vector<Candidate> candidates_;           // [queue * banks + bank]
+  // Each bank's candidate, per queue, [queue * lanes + bank], laid out for one pass over
+  // the banks in vectors of 8: its command's bank level, where its bank-group and rank
+  // levels are (indices into BankTiming's tables, which move without the candidate
+  // changing), its age and the low part of its key (not a hit, bank).
+  std::vector<Cycle> bank_ready_;
+  std::vector<std::int32_t> group_at_, rank_at_;
+  std::vector<std::uint64_t> seq_, key_low_;
+  std::vector<Chosen> chosen_;
+  std::vector<std::uint64_t> stale_;  // [queue * words + word]: candidates to work out again
+  const bool vector_pass_;            // the CPU runs the AVX-512 form of the pass
   // What the last choice chose, for weigh().
   bool chosen_hit_ = false;
   std::uint64_t chosen_seq_ = BankQueues::kNone;

@@ -16,6 +16,7 @@ constexpr Entry kSchedulers[] = {
     {"frfcfs", make_frfcfs_scheduler},
     {"frfcfs-cap", make_frfcfs_cap_scheduler},
     {"stream-aware", make_stream_aware_scheduler},
+    {"cads", make_cads_scheduler},
 };
 
 }  // namespace
@@ -38,7 +39,7 @@ std::unique_ptr<Scheduler> make_scheduler(const ControllerConfig& cfg, const std
   }
   throw InputError(file, "scheduler",
                    fmt::format("one of \"fcfs\", \"frfcfs\", \"frfcfs-cap\", \"stream-aware\", "
-                               "got \"{}\"",
+                               "\"cads\", got \"{}\"",
                                cfg.scheduler));
 }
 

@@ -37,7 +37,7 @@ class StreamAware final : public Scheduler {
     return best;
   }
 
-  void on_column(int requester, bool row_hit, Cycle now) override {
+  void on_column(int requester, bool row_hit, Cycle /*arrival*/, Cycle now) override {
     if (now >= epoch_end_) close_epoch(now);
     if (static_cast<std::size_t>(requester) >= current_.size()) {
       current_.resize(requester + 1);

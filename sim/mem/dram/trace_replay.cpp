@@ -3,11 +3,14 @@
 #include <fmt/format.h>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <iterator>
 #include <memory>
+#include <string>
 
 #include "core/error.h"
+#include "core/int_math.h"
 #include "core/output_file.h"
 #include "mem/dram/direct_replay.h"
 
@@ -23,65 +26,163 @@ std::uint64_t splitmix64(std::uint64_t& state) {
 
 }  // namespace
 
+namespace {
+
+// One request line as the reader first took it (sscanf of three tokens, strtoull/strtoll):
+// the reference for every line, and the path taken for any line the fast parse below does
+// not take as plainly valid, so that odd lines get exactly the same request or error.
+// `line` has its line end; returns false for a blank or comment line.
+bool parse_line_slow(const std::string& path, std::int64_t line_no, std::string line,
+                     TraceRequest& r) {
+  const std::string where = fmt::format("line {}", line_no);
+  if (line.find('\0') != std::string::npos)
+    throw InputError(path, where, "a text line, got a NUL byte (binary data?)");
+  if (line.size() > 1024)
+    throw InputError(path, where,
+                     fmt::format("a request line of at most 1024 characters, got {}", line.size()));
+  while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) line.pop_back();
+  std::size_t first = line.find_first_not_of(" \t");
+  if (first == std::string::npos || line[first] == '#') return false;
+  char addr_s[128], op_s[64], cyc_s[64], extra[8];
+  const int n = std::sscanf(line.c_str(), "%127s %63s %63s %7s", addr_s, op_s, cyc_s, extra);
+  if (n != 3) {
+    throw InputError(path, where,
+                     fmt::format("\"0xADDR READ|WRITE CYCLE\", got \"{}\"", line.substr(0, 80)));
+  }
+  char* end = nullptr;
+  const std::string a(addr_s);
+  errno = 0;
+  r.addr = std::strtoull(a.c_str(), &end, 0);
+  if (*end != '\0' || errno != 0 || a[0] == '-') {
+    throw InputError(path, where, fmt::format("an address such as 0x1f40, got \"{}\"", a));
+  }
+  const std::string op(op_s);
+  if (op == "READ" || op == "read" || op == "P_MEM_RD" || op == "IFETCH")
+    r.is_write = false;
+  else if (op == "WRITE" || op == "write" || op == "P_MEM_WR")
+    r.is_write = true;
+  else
+    throw InputError(path, where, fmt::format("READ or WRITE, got \"{}\"", op));
+  errno = 0;
+  const long long c = std::strtoll(cyc_s, &end, 10);
+  if (*end != '\0' || errno != 0 || c < 0) {
+    throw InputError(path, where, fmt::format("an arrival cycle >= 0, got \"{}\"", cyc_s));
+  }
+  r.arrival = c;
+  return true;
+}
+
+bool is_space(char c) {
+  return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
+}
+
+// The plain case, without allocating: "ADDR OP CYCLE" with a hexadecimal (0x, up to 16
+// digits) or decimal (no leading zero, up to 19 digits) address, one of the known
+// operations and a decimal cycle of up to 18 digits. Returns false for anything else.
+bool parse_line_fast(const char* p, const char* end, TraceRequest& r) {
+  while (p < end && is_space(*p)) ++p;
+  const char* a = p;
+  while (p < end && !is_space(*p)) ++p;
+  const char* a_end = p;
+  while (p < end && is_space(*p)) ++p;
+  const char* o = p;
+  while (p < end && !is_space(*p)) ++p;
+  const char* o_end = p;
+  while (p < end && is_space(*p)) ++p;
+  const char* c = p;
+  while (p < end && !is_space(*p)) ++p;
+  const char* c_end = p;
+  while (p < end && is_space(*p)) ++p;
+  if (p != end || c == c_end) return false;  // not exactly three tokens
+  std::uint64_t addr = 0;
+  if (a_end - a > 2 && a[0] == '0' && (a[1] == 'x' || a[1] == 'X')) {
+    if (a_end - a > 18) return false;
+    for (const char* q = a + 2; q < a_end; ++q) {
+      const char ch = *q;
+      const int d = ch >= '0' && ch <= '9'   ? ch - '0'
+                    : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10
+                    : ch >= 'A' && ch <= 'F' ? ch - 'A' + 10
+                                             : -1;
+      if (d < 0) return false;
+      addr = addr << 4 | static_cast<std::uint64_t>(d);
+    }
+  } else {
+    if (a_end - a > 19 || (a[0] == '0' && a_end - a > 1)) return false;  // (octal: slow path)
+    for (const char* q = a; q < a_end; ++q) {
+      if (*q < '0' || *q > '9') return false;
+      addr = addr * 10 + static_cast<std::uint64_t>(*q - '0');
+    }
+  }
+  const auto len = static_cast<std::size_t>(o_end - o);
+  auto is = [o, len](const char* name) {
+    return std::char_traits<char>::length(name) == len && std::memcmp(o, name, len) == 0;
+  };
+  if (is("READ") || is("read") || is("P_MEM_RD") || is("IFETCH"))
+    r.is_write = false;
+  else if (is("WRITE") || is("write") || is("P_MEM_WR"))
+    r.is_write = true;
+  else
+    return false;
+  if (c_end - c > 18) return false;
+  Cycle cycle = 0;
+  for (const char* q = c; q < c_end; ++q) {
+    if (*q < '0' || *q > '9') return false;
+    cycle = cycle * 10 + (*q - '0');
+  }
+  r.addr = addr;
+  r.arrival = cycle;
+  return true;
+}
+
+}  // namespace
+
 std::vector<TraceRequest> read_dramsim3_trace(const std::string& path) {
   std::FILE* f = std::fopen(path.c_str(), "r");
   if (!f) throw InputError(path, "file", "a readable DRAMsim3 trace file (it does not open)");
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> guard(f, std::fclose);
+  // The whole file in one buffer, then lines parsed in place: no allocation per line
+  // (whole lines, not fixed-size reads: a long line must not be read as several requests,
+  // and a NUL byte must not silently cut a line short; both found by fuzz_dram_trace).
+  std::string text;
+  char chunk[1 << 16];
+  for (std::size_t got; (got = std::fread(chunk, 1, sizeof chunk, f)) > 0;) text.append(chunk, got);
+  if (std::ferror(f))
+    throw InputError(path, "file", "a readable DRAMsim3 trace file (read failed)");
   std::vector<TraceRequest> out;
-  // POSIX getline, not fgets into a fixed buffer: a long line must not be read as several
-  // requests, and a NUL byte must not silently cut a line short (both found by fuzz_dram_trace).
-  struct LineBuffer {
-    char* data = nullptr;
-    std::size_t capacity = 0;
-    ~LineBuffer() { std::free(data); }
-  } buf;
+  out.reserve(text.size() / 16);
   std::int64_t line_no = 0;
   Cycle last = 0;
-  for (ssize_t length; (length = ::getline(&buf.data, &buf.capacity, f)) != -1;) {
+  const char* p = text.data();
+  const char* const end = p + text.size();
+  while (p < end) {
     ++line_no;
-    const std::string where = fmt::format("line {}", line_no);
-    std::string line(buf.data, static_cast<std::size_t>(length));
-    if (line.find('\0') != std::string::npos)
-      throw InputError(path, where, "a text line, got a NUL byte (binary data?)");
-    if (line.size() > 1024)
-      throw InputError(
-          path, where,
-          fmt::format("a request line of at most 1024 characters, got {}", line.size()));
-    while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) line.pop_back();
-    std::size_t first = line.find_first_not_of(" \t");
-    if (first == std::string::npos || line[first] == '#') continue;
-    char addr_s[128], op_s[64], cyc_s[64], extra[8];
-    const int n = std::sscanf(line.c_str(), "%127s %63s %63s %7s", addr_s, op_s, cyc_s, extra);
-    if (n != 3) {
-      throw InputError(path, where,
-                       fmt::format("\"0xADDR READ|WRITE CYCLE\", got \"{}\"", line.substr(0, 80)));
-    }
+    const char* nl =
+        static_cast<const char*>(std::memchr(p, '\n', static_cast<std::size_t>(end - p)));
+    const char* line_end = nl ? nl + 1 : end;  // with its line end
+    const auto length = static_cast<std::size_t>(line_end - p);
+    const char* body_end = line_end;
+    while (body_end > p && (body_end[-1] == '\n' || body_end[-1] == '\r')) --body_end;
+    const char* first = p;
+    while (first < body_end && (*first == ' ' || *first == '\t')) ++first;
     TraceRequest r;
-    char* end = nullptr;
-    const std::string a(addr_s);
-    errno = 0;
-    r.addr = std::strtoull(a.c_str(), &end, 0);
-    if (*end != '\0' || errno != 0 || a[0] == '-') {
-      throw InputError(path, where, fmt::format("an address such as 0x1f40, got \"{}\"", a));
+    bool request;
+    if (length <= 1024 && std::memchr(p, '\0', length) == nullptr &&
+        (first == body_end || *first == '#')) {
+      request = false;  // blank or comment
+    } else if (length <= 1024 && std::memchr(p, '\0', length) == nullptr &&
+               parse_line_fast(p, body_end, r)) {
+      request = true;
+    } else {
+      request = parse_line_slow(path, line_no, std::string(p, length), r);
     }
-    const std::string op(op_s);
-    if (op == "READ" || op == "read" || op == "P_MEM_RD" || op == "IFETCH")
-      r.is_write = false;
-    else if (op == "WRITE" || op == "write" || op == "P_MEM_WR")
-      r.is_write = true;
-    else
-      throw InputError(path, where, fmt::format("READ or WRITE, got \"{}\"", op));
-    errno = 0;
-    const long long c = std::strtoll(cyc_s, &end, 10);
-    if (*end != '\0' || errno != 0 || c < 0) {
-      throw InputError(path, where, fmt::format("an arrival cycle >= 0, got \"{}\"", cyc_s));
-    }
-    if (c < last) {
+    p = line_end;
+    if (!request) continue;
+    if (r.arrival < last) {
       throw InputError(
-          path, where,
-          fmt::format("arrival cycles in non-decreasing order, got {} after {}", c, last));
+          path, fmt::format("line {}", line_no),
+          fmt::format("arrival cycles in non-decreasing order, got {} after {}", r.arrival, last));
     }
-    r.arrival = last = c;
+    last = r.arrival;
     out.push_back(r);
   }
   return out;
@@ -161,6 +262,7 @@ class TraceFeeder {
       r.addr = t.addr;
       r.bytes = bytes_;
       r.is_write = t.is_write;
+      r.requester = t.requester;
       r.id = next_;
       if (!dram_.will_accept(r)) {
         dram_.request_retry();  // the retry calls feed() again
@@ -204,7 +306,7 @@ ReplayResult replay_trace(DramSystem& dram, EventQueue& queue,
     result.stats = dram.stats() - before;
     const Tick end = std::max(queue.now(), dram.last_completion());
     result.stats.elapsed = end - before.elapsed;
-    result.cycles = (end + tck - 1) / tck;
+    result.cycles = ceil_div(end, tck);
     return result;
   }
   TraceFeeder feeder(dram, queue, trace, max_cycles, bytes);
@@ -223,7 +325,7 @@ ReplayResult replay_trace(DramSystem& dram, EventQueue& queue,
   const Tick end =
       max_cycles == kNoCycle ? std::max(queue.now(), dram.last_completion()) : max_cycles * tck;
   result.stats.elapsed = end - before.elapsed;
-  result.cycles = (end + tck - 1) / tck;
+  result.cycles = ceil_div(end, tck);
   result.sent = feeder.sent();
   return result;
 }

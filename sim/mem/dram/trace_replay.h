@@ -15,6 +15,7 @@ struct TraceRequest {
   mem::Addr addr = 0;
   bool is_write = false;
   Cycle arrival = 0;
+  int requester = 0;  // (not in DRAMsim3's format: set by programs that build traces)
 };
 
 // Throws InputError naming the file and line for anything that is not a request line

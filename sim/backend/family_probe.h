@@ -1,0 +1,50 @@
+#pragma once
+// `fusim calibrate`'s per-op-family costs (compute/op_cost_model.h): each op family
+// measured through the backend's own layer ops (backend/op_profiler.h, the code `fusim
+// run` times) over a grid of shapes spanning the zoo and typical user models, each
+// measurement turned into the cost the simulated op must have to reproduce it on the
+// calibrated machine (exec/compute_solver.h), and one model fitted per family
+// (compute/cost_fit.h). No torch types here.
+//
+// The grid (family_probe.cpp): linear (rows x in x out, 12 shapes), conv2d (kernel 1, 3, 7;
+// stride 1, 2; 3 to 512 channels; 2x2 to 64x64 spatial, 10 shapes), depthwise conv2d (4),
+// each with F, Bx and Bw; batch and layer norm, max and average pooling, relu, gelu, add,
+// dropout, softmax, attention, cross-entropy (3-4 sizes each, F and Bx or L); and every
+// optimizer's update per implementation at 4 sizes (1 Ki to 2.4 Mi parameters). Each
+// probe is a small trace: a trained layer norm (so that the probed layer's input needs a gradient),
+// the probed layer, flatten, a 4-class linear head and cross-entropy.
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "compute/op_cost_model.h"
+#include "exec/machine.h"
+#include "schedule/schedule.h"
+#include "workload/trace.h"
+
+namespace fusim::backend {
+
+struct FamilyProbeOptions {
+  int threads = 1;  // intra-op threads (the machine's threads_per_op)
+  // Called with (done, total, what) after each probe.
+  std::function<void(int, int, const std::string&)> progress;
+};
+
+// One probe of the grid: its trace, eager schedule (2 steps) and the families of the ops
+// it measures (the probed layer's F/Bx/Bw, its U, or the loss's L).
+struct FamilyProbe {
+  std::string what, optimizer;
+  workload::Trace trace;
+  std::vector<schedule::Schedule> schedules;
+  int probed_layer = 1;
+  bool update = false, loss = false;
+  std::vector<std::string> families;
+};
+// The whole grid, every probe parsed and scheduled (a malformed probe is a bug).
+std::vector<FamilyProbe> family_probes();
+
+// `host`: the calibrated machine without op_costs (caches, DRAM, peak rates).
+compute::OpCostModel calibrate_op_costs(const exec::Machine& host,
+                                        const FamilyProbeOptions& options);
+
+}  // namespace fusim::backend

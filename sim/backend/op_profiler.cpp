@@ -1,0 +1,131 @@
+#include "backend/op_profiler.h"
+
+#include <ATen/Parallel.h>
+#include <fmt/format.h>
+#include <algorithm>
+#include <map>
+
+#include "backend/device_timer.h"
+#include "backend/executor.h"
+#include "backend/host_allocator.h"
+#include "backend/training_state.h"
+#include "compute/op_signature.h"
+#include "core/error.h"
+#include "exec/run_result.h"
+
+namespace fusim::backend {
+namespace {
+
+// The (kind, layer) that stands for a signature: what the backend executes for it.
+using Representative = std::pair<schedule::OpKind, int>;
+
+struct Needed {
+  std::string signature, description;
+  Representative rep;
+  int per_step = 0;  // ops with this signature in one eager step
+};
+
+// Times `op` run `reps` + 1 times in a row, each from the step state `before`, the first
+// run discarded; leaves the state as after one run from `before`.
+std::vector<Tick> time_repeated(TrainingState& state, const TrainingState::OpInputs& before,
+                                const schedule::Op& op, int reps, DeviceTimer& timer) {
+  std::vector<Tick> times;
+  for (int r = 0; r <= reps; ++r) {
+    state.restore(before);
+    timer.begin_iteration();
+    timer.begin_op(op);
+    state.execute(op);
+    timer.end_op(op);
+    const IterationTimes t = timer.end_iteration();
+    if (r > 0) times.push_back(t.ops.at(0).second - t.ops.at(0).first);
+  }
+  return times;
+}
+}  // namespace
+
+exec::OpProfile profile_ops(const workload::Trace& trace,
+                            const std::vector<schedule::Schedule>& schedules,
+                            const OptimizerConfig& optimizer, const ProfileOptions& o) {
+  check_device(o.device);
+  FUSIM_ASSERT(!schedules.empty() && schedules[0].ordering == schedule::Ordering::Eager &&
+                   schedules[0].steps >= 2,
+               "profile_ops needs an eager schedule of at least 2 steps first");
+  if (o.min_repeats < 1 || o.max_repeats < o.min_repeats)
+    throw InputError(fmt::format("profile: need 1 <= min repeats <= max repeats, got {} and {}",
+                                 o.min_repeats, o.max_repeats));
+  if (o.threads > 0) at::set_num_threads(o.threads);
+  keep_freed_memory_in_heap();  // as measured runs do (backend/host_allocator.h)
+  const schedule::Schedule& eager = schedules[0];
+
+  // Every signature of every schedule, in first-seen order, with its representative.
+  std::vector<Needed> needed;
+  std::map<std::string, std::size_t> index;
+  for (const auto& s : schedules)
+    for (const auto& op : s.ops) {
+      if (op.kernels == 0 || op.layer < 0 || (o.measure && !o.measure(op))) continue;
+      const auto sig = compute::op_signature(trace, s, op);
+      auto [it, fresh] = index.emplace(sig.key, needed.size());
+      if (fresh) needed.push_back({sig.key, sig.description, {op.kind, op.layer}, 0});
+      if (&s == &eager && op.step == 1) ++needed[it->second].per_step;
+    }
+
+  const bool cuda = o.device == "cuda";
+  TrainingState state(trace, eager, optimizer, at::Device(cuda ? at::kCUDA : at::kCPU), o.seed);
+  const std::vector<int> openers = schedule::step_openers(eager);
+  const std::size_t step1 = std::size_t(openers.at(1));
+  const std::size_t step2 = eager.steps > 2 ? std::size_t(openers.at(2)) : eager.ops.size();
+  for (std::size_t i = 0; i < step1; ++i) state.execute(eager.ops[i]);  // grads, state
+
+  DeviceTimer timer(cuda);
+  std::map<Representative, exec::ProfiledOp> measured;
+  std::map<Representative, int> wanted;
+  for (const auto& n : needed) ++wanted[n.rep];
+  int done = 0;
+  for (std::size_t i = step1; i < step2; ++i) {
+    const schedule::Op& op = eager.ops[i];
+    const Representative rep{op.kind, op.layer};
+    if (op.kernels == 0 || !wanted.count(rep) || measured.count(rep)) {
+      state.execute(op);
+      continue;
+    }
+    // Enough runs for about target_s in all, from one trial run's time.
+    const TrainingState::OpInputs before = state.step_state();
+    const std::vector<Tick> trial = time_repeated(state, before, op, 1, timer);
+    const double one = std::max(1e-7, to_ms(trial[0]) / 1e3);
+    const int reps = std::clamp(int(o.target_s / one), o.min_repeats, o.max_repeats);
+    std::vector<Tick> times = time_repeated(state, before, op, reps, timer);
+    std::vector<double> v(times.begin(), times.end());
+    exec::ProfiledOp p;
+    p.median = Tick(exec::quantile(v, 0.5) + 0.5);
+    p.p25 = Tick(exec::quantile(v, 0.25) + 0.5);
+    p.p75 = Tick(exec::quantile(v, 0.75) + 0.5);
+    p.repeats = reps;
+    p.layer = trace.layers.at(std::size_t(op.layer)).name;
+    measured.emplace(rep, p);
+    ++done;
+    if (o.progress)
+      o.progress(done, int(wanted.size()), compute::op_signature(trace, eager, op).description);
+  }
+
+  exec::OpProfile profile;
+  profile.device = o.device;
+  profile.threads = o.threads > 0 ? o.threads : at::get_num_threads();
+  profile.optimizer = eager.optimizer;
+  profile.impl = std::string(schedule::to_string(eager.impl));
+  for (const auto& n : needed) {
+    auto it = measured.find(n.rep);
+    FUSIM_ASSERT(it != measured.end(),
+                 fmt::format("{}: no op of its kind and layer in step 1 of the eager schedule",
+                             n.description));
+    exec::ProfiledOp p = it->second;
+    p.signature = n.signature;
+    p.description = n.description;
+    p.kind = std::string(schedule::to_string(n.rep.first));
+    p.op = std::string(workload::to_string(trace.layers.at(std::size_t(n.rep.second)).op));
+    p.per_step = n.per_step;
+    profile.ops.push_back(std::move(p));
+  }
+  return profile;
+}
+
+}  // namespace fusim::backend

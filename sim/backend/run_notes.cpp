@@ -1,0 +1,98 @@
+// The sentences `fusim run` and `fusim validate` print under their tables, so that a
+// difference inside the noise or a disturbed measurement is said in words, not left to be
+// read off an interval.
+#include <fmt/format.h>
+
+#include "backend/executor.h"
+
+namespace fusim::backend {
+namespace {
+std::string label(const exec::RunResult& r, bool with_execution) {
+  return with_execution ? fmt::format("{} ({})", r.ordering, r.execution) : r.ordering;
+}
+}  // namespace
+
+std::vector<std::string> describe_run(const RunReport& report, const RunOptions& o) {
+  std::vector<std::string> notes;
+  const auto& c = report.conditions;
+  bool several = false;
+  for (const auto& r : report.results)
+    several = several || r.execution != report.results.front().execution;
+
+  if (c.load_before >= 0 && c.cpus > 0 && c.load_before > double(c.cpus - c.threads) + 0.5)
+    notes.push_back(fmt::format(
+        "busy machine: load average {:.2f} before the run on {} cores for {} threads: other "
+        "processes compete for the cores, step times are noisy",
+        c.load_before, c.cpus, c.threads));
+  int dropped = 0, run = 0, kept_all = 0;
+  for (const auto& q : report.quality) {
+    dropped += q.steps_dropped;
+    run += q.steps_run;
+    int disturbed_steps = 0;
+    for (const auto& s : q.samples) disturbed_steps += disturbed(s, o.min_cpu_ratio) ? 1 : 0;
+    if (disturbed_steps > 0 && q.steps_dropped == 0) ++kept_all;
+  }
+  if (dropped > 0)
+    notes.push_back(fmt::format(
+        "dropped {} of {} measured steps as disturbed (main thread CPU < {:.2f} of wall, or "
+        "threads waiting for a core > {:.2f} of it)",
+        dropped, run, o.min_cpu_ratio, 1 - o.min_cpu_ratio));
+  if (kept_all > 0)
+    notes.push_back(fmt::format(
+        "{} schedule(s) had fewer than 2 undisturbed steps: all their steps were kept, their "
+        "figures are from a busy machine",
+        kept_all));
+  if (!c.pin_note.empty()) notes.push_back(c.pin_note);
+
+  if (report.speedups.empty()) return notes;
+  std::vector<std::string> wide;
+  for (std::size_t k = 0; k < report.results.size(); ++k) {
+    const int b = report.baselines[k];
+    if (b < 0 || b == int(k)) continue;
+    const auto& s = report.speedups[k];
+    const auto& r = report.results[k];
+    const std::string name = label(r, several);
+    if (s.outside_noise())
+      notes.push_back(
+          fmt::format("{}: {:.3f}x eager, 95% CI [{:.3f}, {:.3f}]: {} than eager, "
+                      "outside the noise",
+                      name, s.speedup, s.low, s.high, s.speedup > 1 ? "faster" : "slower"));
+    else
+      notes.push_back(
+          fmt::format("{}: {:.3f}x eager, 95% CI [{:.3f}, {:.3f}]: inside the noise, "
+                      "this run cannot tell it from eager",
+                      name, s.speedup, s.low, s.high));
+    if (s.half_width_points() >= o.ci_points)
+      wide.push_back(fmt::format("{} +-{:.1f}", name, s.half_width_points()));
+  }
+  // The fused orderings against each other, within one execution.
+  for (std::size_t a = 0; a < report.results.size(); ++a)
+    for (std::size_t b = a + 1; b < report.results.size(); ++b) {
+      const auto& ra = report.results[a];
+      const auto& rb = report.results[b];
+      if (ra.execution != rb.execution || ra.ordering == "eager" || rb.ordering == "eager")
+        continue;
+      if (ra.step_times.size() < 2 || rb.step_times.size() < 2) continue;
+      const auto s = bootstrap_speedup(rb.step_times, ra.step_times);
+      notes.push_back(fmt::format("{} vs {}: {:.3f}x, 95% CI [{:.3f}, {:.3f}]: {}",
+                                  label(ra, several), label(rb, several), s.speedup, s.low, s.high,
+                                  s.outside_noise()
+                                      ? (s.speedup > 1 ? "the first is faster, outside the noise"
+                                                       : "the first is slower, outside the noise")
+                                      : "inside the noise, their order is not decided"));
+    }
+  if (!wide.empty()) {
+    std::string list;
+    for (const auto& w : wide) list += (list.empty() ? "" : ", ") + w;
+    notes.push_back(
+        o.max_time_s > 0
+            ? fmt::format("after {:.0f} s ({} rounds, --max-time {} s) some 95% CIs are still "
+                          "wider than +-{} point(s): {}",
+                          c.elapsed_s, c.rounds, o.max_time_s, o.ci_points, list)
+            : fmt::format("95% CIs wider than +-{} point(s): {} (raise --steps or --max-time)",
+                          o.ci_points, list));
+  }
+  return notes;
+}
+
+}  // namespace fusim::backend

@@ -1,0 +1,120 @@
+#include "backend/step_probe.h"
+
+#include <ATen/Parallel.h>
+#include <fmt/format.h>
+#include <sched.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <mutex>
+
+namespace fusim::backend {
+namespace {
+Tick thread_cpu_now() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return (std::int64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec) * kTicksPerNs;
+}
+std::int64_t minor_faults_now() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return u.ru_minflt;
+}
+pid_t own_tid() {
+  return static_cast<pid_t>(syscall(SYS_gettid));
+}
+}  // namespace
+
+PinnedThreads pin_threads(int threads) {
+  PinnedThreads out;
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) {
+    out.note = "threads not pinned: sched_getaffinity failed";
+    return out;
+  }
+  std::vector<int> cpus;
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &allowed)) cpus.push_back(c);
+  if (threads > int(cpus.size())) {
+    out.note = fmt::format("threads not pinned: {} threads on the {} cores this process may use",
+                           threads, cpus.size());
+    return out;
+  }
+  cpus.resize(std::size_t(threads));
+  std::vector<pid_t> tids(std::size_t(threads), 0);
+  std::vector<int> failed(std::size_t(threads), 0);
+  // One index per thread: at::parallel_for with grain 1 gives OpenMP thread t the chunk
+  // [t, t+1) (ATen/ParallelOpenMP.h: begin_tid = begin + tid * chunk_size).
+  auto pin = [&](std::int64_t lo, std::int64_t hi) {
+    for (std::int64_t t = lo; t < hi; ++t) {
+      cpu_set_t one;
+      CPU_ZERO(&one);
+      CPU_SET(cpus[std::size_t(t)], &one);
+      failed[std::size_t(t)] = sched_setaffinity(0, sizeof one, &one) != 0;
+      tids[std::size_t(t)] = own_tid();
+    }
+  };
+  if (threads == 1)
+    pin(0, 1);
+  else
+    at::parallel_for(0, threads, 1, pin);
+  for (int t = 0; t < threads; ++t)
+    if (failed[std::size_t(t)] || tids[std::size_t(t)] == 0) {
+      out.note = "threads not pinned: sched_setaffinity failed";
+      return out;
+    }
+  if (tids[0] != own_tid()) {  // the caller did not run chunk 0: not the layout assumed
+    out.note = "threads pinned, but the calling thread is not thread 0 of the pool";
+  }
+  out.cpus = cpus;
+  out.tids = tids;
+  return out;
+}
+
+StepProbe::StepProbe(std::vector<pid_t> tids) : tids_(std::move(tids)) {}
+
+Tick StepProbe::waited_now() const {
+  if (tids_.empty()) return -1;
+  Tick sum = 0;
+  for (pid_t tid : tids_) {
+    // "<ns on cpu> <ns waiting on a runqueue> <timeslices>" (Documentation/scheduler/
+    // sched-stats.rst).
+    std::ifstream in(fmt::format("/proc/self/task/{}/schedstat", tid));
+    long long on_cpu = 0, wait = 0;
+    if (!(in >> on_cpu >> wait)) return -1;
+    sum += Tick(wait) * kTicksPerNs;
+  }
+  return sum;
+}
+
+void StepProbe::begin() {
+  faults0_ = minor_faults_now();
+  waited0_ = waited_now();
+  cpu0_ = thread_cpu_now();
+}
+
+StepSample StepProbe::end(Tick wall) const {
+  StepSample s;
+  s.cpu = thread_cpu_now() - cpu0_;
+  const Tick w = waited_now();
+  s.waited = w >= 0 && waited0_ >= 0 ? w - waited0_ : -1;
+  s.minor_faults = minor_faults_now() - faults0_;
+  s.wall = wall;
+  return s;
+}
+
+double load_average() {
+  double load[1] = {-1};
+  return getloadavg(load, 1) == 1 ? load[0] : -1;
+}
+
+int online_cpus() {
+  return int(sysconf(_SC_NPROCESSORS_ONLN));
+}
+
+}  // namespace fusim::backend

@@ -1,0 +1,62 @@
+#pragma once
+// The commands that need libtorch (the real-execution backend). They are built into the
+// fusim-backend executable only (sim/cli/backend_main.cpp), which links libtorch and MPI;
+// `fusim` (sim/cli/main.cpp) links neither, so that every other command starts in
+// milliseconds (loading libtorch's ~300 shared objects took 0.5 s of every command), and
+// hands these commands — and a sweep launched as MPI ranks — to fusim-backend, with the
+// same arguments: the user sees one CLI. Their descriptions live here so that `fusim
+// --help` lists them as fusim-backend does.
+namespace fusim::cli {
+
+inline constexpr const char* kRunDescription =
+    "Execute a trace's training step on real hardware (libtorch) in each ordering.\n"
+    "Runs the same op list the simulator predicts: F/Bx/Bw/U of every layer in the\n"
+    "schedule's order, the optimizer update as loop/foreach/fused ATen code with\n"
+    "torch.optim's math, in one of two executions: layers (an autograd graph per layer\n"
+    "with detached boundaries, every op its own call) or graph (one autograd graph per\n"
+    "step, as a PyTorch user's loop: loss.backward(), per-parameter optimizers stepped\n"
+    "by gradient-accumulator hooks for backward-fused, before the layer's forward for\n"
+    "forward-fused). Orderings are interleaved in blocks (A B C A B C ...), each block\n"
+    "after one re-warm step, threads pinned; sampling goes on in rounds until every\n"
+    "speedup's 95% CI is within +-(--ci-points) or --max-time is spent; steps disturbed\n"
+    "by other processes are dropped and counted. Reported: the median step time,\n"
+    "quartiles, the speedup over the eager schedule of the same execution with its 95%\n"
+    "bootstrap interval, and notes saying what is inside the noise. Progress goes to\n"
+    "stderr.";
+
+inline constexpr const char* kValidateDescription =
+    "Predict (simulate on --machine) and measure (run on this host with libtorch) the\n"
+    "same orderings of a trace, side by side: predicted ms, measured median ms and\n"
+    "quartiles, error %, predicted and measured speedup vs eager (with the measured\n"
+    "speedup's 95% bootstrap interval), and the MAPE over orderings, per execution\n"
+    "(--execution). Sampling, pinning and dropped steps as in `fusim run`. Use a\n"
+    "machine measured by `fusim calibrate` for this host.";
+
+inline constexpr const char* kCalibrateDescription =
+    "Measure this host into a machine model (models/machines/SCHEMA.md): cache levels\n"
+    "and latencies from a pointer-chase latency-vs-footprint curve (sysfs/CPUID sizes\n"
+    "only as hints), DRAM read/copy/triad bandwidth with 1 and all threads and idle\n"
+    "latency, clock and FMA throughput, per-op-class libtorch throughput (GEMM, conv,\n"
+    "elementwise, norm, reduction, pool, attention) and the per-op dispatch overhead.\n"
+    "Then per-op-family costs (compute.op_costs, models/machines/SCHEMA.md): linear,\n"
+    "conv2d (1x1, 3x3, 7x7, strided, depthwise), norms, pooling, elementwise, softmax,\n"
+    "attention and cross-entropy, each F/Bx/Bw or L, and every optimizer's update per\n"
+    "impl and size, measured through the backend's layer ops (the code `run` times)\n"
+    "over a grid of shapes; each family fitted to a fixed cost per op (dispatch,\n"
+    "autograd boundary; per kernel for updates) plus a shape-dependent efficiency\n"
+    "against the roofline, so that each measured op simulated alone on this machine\n"
+    "model takes its measured time. Each family's fit error is printed.\n"
+    "Progress on stderr. The file is checked with the machine reader.";
+
+inline constexpr const char* kProfileDescription =
+    "Measure every distinct op of a trace (same kind, layer op, attrs, shapes and work:\n"
+    "compute/op_signature.h) in isolation on this host, through the backend's own ops\n"
+    "(the code `fusim run` times): an eager step creates the gradients and optimizer\n"
+    "state, then in the next step each op runs repeatedly from the same state, the\n"
+    "first run warming the caches, the median of the others kept. The ops of every\n"
+    "ordering are covered. `fusim simulate|validate --profile P.json` then take each\n"
+    "op's compute time from it and simulate its memory time in the schedule's context\n"
+    "(exec/compute_solver.h says how a measured time is split so that nothing counts\n"
+    "twice). Run on a quiet machine, with the threads the prediction is for.";
+
+}  // namespace fusim::cli

@@ -1,0 +1,41 @@
+#include "cli/profile_option.h"
+
+#include <fmt/format.h>
+
+namespace fusim::cli {
+
+ProfileOption::ProfileOption(const std::string& path, const exec::Machine& host,
+                             const exec::SimOptions& sim) {
+  if (path.empty()) return;
+  profile_ = std::make_unique<exec::OpProfile>(exec::read_op_profile(path));
+  host_ = std::make_unique<exec::Machine>(host);
+  if (host_->kind == compute::UnitKind::Cpu && profile_->threads > 0 &&
+      profile_->threads != host_->compute.threads_per_op)
+    fmt::print(stderr,
+               "fusim: warning: {} was measured with {} threads, machine {} models {} per op: "
+               "the measured compute times stand for {} threads\n",
+               path, profile_->threads, host_->name, host_->compute.threads_per_op,
+               profile_->threads);
+  compute_ = std::make_unique<exec::ProfiledCompute>(*profile_, *host_, sim);
+}
+
+std::vector<Tick> ProfileOption::op_compute(const workload::Trace& trace,
+                                            const schedule::Schedule& schedule) {
+  if (!compute_) return {};
+  return compute_->op_compute(trace, schedule);
+}
+
+void ProfileOption::report() const {
+  if (!compute_) return;
+  const auto& inexact = compute_->inexact();
+  fmt::print(stderr, "profile {}: compute times of {} distinct ops solved on {}{}\n",
+             profile_->file, compute_->solved(), host_->name,
+             inexact.empty() ? ""
+                             : fmt::format("; {} slower in the model's memory alone than measured",
+                                           inexact.size()));
+  for (std::size_t i = 0; i < inexact.size() && i < 5; ++i)
+    fmt::print(stderr, "  {}: measured {:.4f} ms, memory alone {:.4f} ms\n", inexact[i].description,
+               to_ms(inexact[i].measured), to_ms(inexact[i].simulated));
+}
+
+}  // namespace fusim::cli

@@ -1,0 +1,184 @@
+#include "compute/cost_fit.h"
+
+#include <array>
+#include <cmath>
+#include <limits>
+
+#include "core/error.h"
+
+namespace fusim::compute {
+namespace {
+
+constexpr double kMaxEfficiency = 2.0;  // op_cost_model.h: FLOPs are the mathematical count
+
+struct Halves {
+  double m = 0, n = 0, k = 0, elements = 0;
+};
+
+// prod_d (1 + h_d / d): the factor by which the shape slows the peak-efficiency time.
+double slowdown(const OpShape& s, const Halves& h) {
+  auto f = [](std::int64_t d, double half) {
+    return 1.0 + half / double(std::max<std::int64_t>(1, d));
+  };
+  if (s.gemm) return f(s.m, h.m) * f(s.n, h.n) * f(s.k, h.k);
+  return f(s.elements, h.elements);
+}
+
+struct Linear {
+  double fixed = 0, per_kernel = 0, inv_eff = 1 / kMaxEfficiency;
+  double rel_error = std::numeric_limits<double>::infinity();
+};
+
+// Solves the 3x3 (or smaller) system a x = b by Gaussian elimination with pivoting; false
+// when singular.
+template <std::size_t N>
+bool solve(std::array<std::array<double, N>, N> a, std::array<double, N> b, std::size_t n,
+           std::array<double, N>& x) {
+  for (std::size_t c = 0; c < n; ++c) {
+    std::size_t p = c;
+    for (std::size_t r = c + 1; r < n; ++r)
+      if (std::abs(a[r][c]) > std::abs(a[p][c])) p = r;
+    if (std::abs(a[p][c]) < 1e-300) return false;
+    std::swap(a[p], a[c]);
+    std::swap(b[p], b[c]);
+    for (std::size_t r = c + 1; r < n; ++r) {
+      const double f = a[r][c] / a[c][c];
+      for (std::size_t k = c; k < n; ++k) a[r][k] -= f * a[c][k];
+      b[r] -= f * b[c];
+    }
+  }
+  for (std::size_t c = n; c-- > 0;) {
+    double s = b[c];
+    for (std::size_t k = c + 1; k < n; ++k) s -= a[c][k] * x[k];
+    x[c] = s / a[c][c];
+  }
+  return true;
+}
+
+// Weighted least squares (weights 1/t_i) of t = fixed + per_kernel*kernels + inv_eff*g for
+// one choice of halves, bounds by trying each combination of active bounds.
+Linear fit_linear(const std::vector<CostPoint>& pts, const std::vector<double>& g,
+                  bool per_kernel) {
+  Linear best;
+  // bit 0: fixed free (else 0); bit 1: per_kernel free (else 0); bit 2: inv_eff free (else
+  // at its bound 1/kMaxEfficiency).
+  for (int mask = 0; mask < 8; ++mask) {
+    if (!per_kernel && (mask & 2)) continue;
+    std::array<int, 3> col{};
+    std::size_t n = 0;
+    for (int c = 0; c < 3; ++c)
+      if (mask & (1 << c)) col[n++] = c;
+    const double inv_bound = 1 / kMaxEfficiency;
+    auto x_of = [&](const CostPoint& p, std::size_t i, int c) {
+      return c == 0 ? 1.0 : c == 1 ? double(p.kernels) : g[i];
+    };
+    std::array<std::array<double, 3>, 3> a{};
+    std::array<double, 3> b{}, sol{};
+    for (std::size_t i = 0; i < pts.size(); ++i) {
+      const double w = 1 / (pts[i].time_ns * pts[i].time_ns);
+      // The bounded inv_eff moves to the right-hand side.
+      const double rhs = pts[i].time_ns - ((mask & 4) ? 0.0 : inv_bound * g[i]);
+      for (std::size_t r = 0; r < n; ++r) {
+        b[r] += w * x_of(pts[i], i, col[r]) * rhs;
+        for (std::size_t c = 0; c < n; ++c)
+          a[r][c] += w * x_of(pts[i], i, col[r]) * x_of(pts[i], i, col[c]);
+      }
+    }
+    Linear l;
+    l.inv_eff = inv_bound;
+    if (n > 0 && !solve<3>(a, b, n, sol)) continue;
+    bool feasible = true;
+    for (std::size_t r = 0; r < n; ++r) {
+      const double v = sol[r];
+      if (col[r] == 0) l.fixed = v, feasible = feasible && v >= 0;
+      if (col[r] == 1) l.per_kernel = v, feasible = feasible && v >= 0;
+      if (col[r] == 2) l.inv_eff = v, feasible = feasible && v >= inv_bound;
+    }
+    if (!feasible) continue;
+    double err = 0;
+    bool positive = true;
+    for (std::size_t i = 0; i < pts.size(); ++i) {
+      const double t = l.fixed + l.per_kernel * pts[i].kernels + l.inv_eff * g[i];
+      if (t <= 0) {
+        positive = false;
+        break;
+      }
+      const double e = t / pts[i].time_ns - 1;
+      err += e * e;
+    }
+    if (!positive) continue;
+    l.rel_error = err;
+    if (err < best.rel_error) best = l;
+  }
+  return best;
+}
+
+struct Trial {
+  Halves h;
+  Linear l;
+};
+
+Trial evaluate(const std::vector<CostPoint>& pts, double peak, bool per_kernel, const Halves& h) {
+  std::vector<double> g;
+  for (const auto& p : pts) g.push_back(double(p.flops) / peak * 1e9 * slowdown(p.shape, h));
+  return {h, fit_linear(pts, g, per_kernel)};
+}
+}  // namespace
+
+double model_time_ns(const FamilyCost& f, double peak, const CostPoint& p) {
+  double t = f.fixed_ns + f.per_kernel_ns * p.kernels;
+  if (p.flops > 0) t += double(p.flops) / (peak * f.shape_efficiency(p.shape)) * 1e9;
+  return t;
+}
+
+FamilyCost fit_family_cost(const std::vector<CostPoint>& pts, double peak, bool per_kernel) {
+  FUSIM_ASSERT(!pts.empty() && peak > 0, "points and a peak to fit");
+  for (const auto& p : pts) FUSIM_ASSERT(p.time_ns > 0, "measured times > 0");
+  const bool gemm = pts.front().shape.gemm;
+  std::vector<double> grid{0};
+  for (int e = 0; e <= 24; ++e) grid.push_back(std::ldexp(1.0, e));
+  Trial best = evaluate(pts, peak, per_kernel, {});
+  auto consider = [&](const Halves& h) {
+    Trial t = evaluate(pts, peak, per_kernel, h);
+    if (t.l.rel_error < best.l.rel_error - 1e-12) best = t;
+  };
+  if (gemm) {
+    // 2^24 is beyond any GEMM dim of interest in 3-D: the grid stops at 2^16 there.
+    for (double m : grid)
+      for (double n : grid)
+        for (double k : grid)
+          if (m <= 65536 && n <= 65536 && k <= 65536) consider({m, n, k, 0});
+  } else {
+    for (double e : grid) consider({0, 0, 0, e});
+  }
+  // Refinement: coordinate steps of a quarter octave while they help.
+  for (int round = 0; round < 40; ++round) {
+    const Trial start = best;
+    for (int d = 0; d < 4; ++d) {
+      if (gemm == (d == 3)) continue;
+      for (double f : {std::pow(2.0, 0.25), std::pow(2.0, -0.25)}) {
+        Halves h = best.h;
+        double& x = d == 0 ? h.m : d == 1 ? h.n : d == 2 ? h.k : h.elements;
+        if (x == 0) continue;
+        x *= f;
+        consider(h);
+      }
+    }
+    if (best.l.rel_error >= start.l.rel_error - 1e-12) break;
+  }
+  FamilyCost c;
+  c.fixed_ns = best.l.fixed;
+  c.per_kernel_ns = best.l.per_kernel;
+  c.efficiency = 1 / best.l.inv_eff;
+  c.half_m = best.h.m;
+  c.half_n = best.h.n;
+  c.half_k = best.h.k;
+  c.half_elements = best.h.elements;
+  c.points = static_cast<int>(pts.size());
+  double sum = 0;
+  for (const auto& p : pts) sum += std::abs(model_time_ns(c, peak, p) / p.time_ns - 1);
+  c.fit_error_pct = 100 * sum / double(pts.size());
+  return c;
+}
+
+}  // namespace fusim::compute

@@ -1,0 +1,35 @@
+#pragma once
+// Fitting one op family's calibrated cost (op_cost_model.h) to measured points:
+//
+//   t_i = fixed + per_kernel x kernels_i + flops_i / (peak x efficiency x prod_d s(d_i, h_d)),
+//   s(d, h) = d / (d + h),
+//
+// by least squares of the relative error sum_i ((t_i - T_i) / T_i)^2 against the measured
+// T_i (so a 20 us op weighs as much as a 20 ms one). The half-saturation sizes h_d are searched on
+// a log grid (0 and powers of 2 up to 2^24, then refined by quarter octaves); for each choice the
+// model is linear in (fixed, per_kernel, 1/efficiency), solved by weighted least squares with
+// fixed, per_kernel >= 0 and efficiency in (0, 2] (bounds by an active-set search over the
+// eight bound combinations). Deterministic: the same points give the same fit.
+#include <cstdint>
+#include <vector>
+
+#include "compute/op_cost_model.h"
+
+namespace fusim::compute {
+
+struct CostPoint {
+  double time_ns = 0;  // the op's cost to fit (serial + compute), > 0
+  std::int64_t flops = 0;
+  int kernels = 1;
+  OpShape shape;
+};
+
+// `peak`: FLOP/s of the cores the points ran on (ComputeConfig::peak_flops_per_second).
+// `per_kernel`: fit a per-kernel cost (optimizer updates, whose kernels vary with the
+// implementation and the layer's tensors); else it is 0. points non-empty.
+FamilyCost fit_family_cost(const std::vector<CostPoint>& points, double peak, bool per_kernel);
+
+// The model's time in ns for a point (what fit_family_cost fits).
+double model_time_ns(const FamilyCost& family, double peak, const CostPoint& point);
+
+}  // namespace fusim::compute

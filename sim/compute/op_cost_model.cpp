@@ -1,0 +1,189 @@
+#include "compute/op_cost_model.h"
+
+#include <fmt/format.h>
+#include <algorithm>
+#include <cmath>
+
+#include "compute/access_program.h"
+#include "compute/compute_config.h"
+#include "compute/op_cost_terms.h"
+#include "workload/cost.h"
+#include "workload/shape_rules.h"
+
+namespace fusim::compute {
+namespace {
+using schedule::OpKind;
+
+double saturation(double d, double half) {
+  return half > 0 ? d / (d + half) : 1.0;
+}
+
+bool gemm_like(workload::OpKind op) {
+  using K = workload::OpKind;
+  return op == K::Linear || op == K::Conv2d || op == K::Matmul || op == K::Bmm ||
+         op == K::ScaledDotProductAttention;
+}
+}  // namespace
+
+double FamilyCost::shape_efficiency(const OpShape& s) const {
+  if (s.gemm)
+    return efficiency * saturation(double(std::max<std::int64_t>(1, s.m)), half_m) *
+           saturation(double(std::max<std::int64_t>(1, s.n)), half_n) *
+           saturation(double(std::max<std::int64_t>(1, s.k)), half_k);
+  return efficiency * saturation(double(std::max<std::int64_t>(1, s.elements)), half_elements);
+}
+
+const FamilyCost* OpCostModel::find(const std::string& family) const {
+  auto it = families.find(family);
+  return it == families.end() ? nullptr : &it->second;
+}
+
+std::string op_family(const workload::Trace& trace, const schedule::Schedule& schedule,
+                      const schedule::Op& op) {
+  if (op.kernels == 0) return "";
+  if (op.kind == OpKind::Update)
+    return fmt::format("update.{}.{}", schedule.optimizer, schedule::to_string(schedule.impl));
+  std::string name(workload::to_string(op.layer_op));
+  if (op.layer >= 0 && op.layer_op == workload::OpKind::Conv2d &&
+      trace.layers.at(std::size_t(op.layer)).attrs.groups > 1)
+    name = "conv2d_grouped";
+  return fmt::format("{}.{}", name, schedule::to_string(op.kind));
+}
+
+OpShape op_shape(const workload::Trace& trace, const schedule::Schedule& schedule,
+                 const schedule::Op& op) {
+  OpShape s;
+  // Elements of the largest tensor the op touches (for updates: of the whole group, which
+  // is what a foreach or fused kernel walks).
+  std::int64_t largest = 0, update_total = 0;
+  const int elem = workload::dtype_bytes(trace.dtype);
+  for (const auto& pass : op.passes)
+    for (const auto& a : pass.accesses)
+      largest = std::max(largest, schedule.tensors.at(std::size_t(a.tensor)).bytes);
+  if (op.kind == OpKind::Update && op.layer >= 0) {
+    const auto& layer = trace.layers.at(std::size_t(op.layer));
+    for (const auto& p : layer.params)
+      if (p.requires_grad) update_total += workload::numel(p.shape);
+    s.elements = update_total;
+    return s;
+  }
+  s.elements = largest / std::max(1, elem);
+  if (op.layer < 0 || !gemm_like(op.layer_op) || op.kind == OpKind::Update) return s;
+  const auto& layer = trace.layers.at(std::size_t(op.layer));
+  s.gemm = true;
+  if (op.layer_op == workload::OpKind::Linear || op.layer_op == workload::OpKind::Conv2d) {
+    const GemmDims d = gemm_dims(trace, layer);
+    // The GEMM each kind computes (access_program.h): F y = x W^T, Bx dx = dy W,
+    // Bw dW = dy^T x.
+    if (op.kind == OpKind::BackwardInput) {
+      s.m = d.rows_in, s.n = d.cin_g, s.k = d.kc / std::max<std::int64_t>(1, d.cin_g) * d.cout_g;
+    } else if (op.kind == OpKind::BackwardWeight) {
+      s.m = d.cout_g, s.n = d.kc, s.k = d.rows_out;
+    } else {
+      s.m = d.rows_out, s.n = d.cout_g, s.k = d.kc;
+    }
+    return s;
+  }
+  if (op.layer_op == workload::OpKind::ScaledDotProductAttention) {
+    // Per head: scores [L x S] = q [L x d] k^T; the batch and heads multiply the rows.
+    const auto& q = workload::input_shape(trace, layer.inputs.at(0));
+    const auto& k = workload::input_shape(trace, layer.inputs.at(1));
+    const std::int64_t heads = std::max<std::int64_t>(1, layer.attrs.heads);
+    s.m = q.at(0) * heads * q.at(1), s.n = k.at(1), s.k = q.at(2) / heads;
+    return s;
+  }
+  const auto d = workload::matmul_dims(workload::input_shape(trace, layer.inputs.at(0)),
+                                       workload::input_shape(trace, layer.inputs.at(1)));
+  if (d) s.m = d->batch * d->n, s.n = d->m, s.k = d->k;
+  return s;
+}
+
+OpCost family_cost(const FamilyCost& f, double peak, std::int64_t flops, int kernels,
+                   const OpShape& shape) {
+  OpCost c;
+  c.serial = ns(f.fixed_ns + f.per_kernel_ns * kernels);
+  if (flops > 0 && peak > 0)
+    c.compute = static_cast<Tick>(double(flops) / (peak * f.shape_efficiency(shape)) * 1e12 + 0.5);
+  return c;
+}
+
+std::int64_t cost_flops(const schedule::Op& op) {
+  std::int64_t flops = 0;
+  for (const auto& p : op.passes) flops += p.flops;
+  return flops > 0 ? flops : op.flops;
+}
+
+double cost_peak(const ComputeConfig& compute, const workload::Trace& trace, const schedule::Op& op,
+                 int units) {
+  const OpClass op_class = op.kind == OpKind::Update ? OpClass::Elementwise
+                           : op.kind == OpKind::Loss ? OpClass::Reduction
+                                                     : classify(op.layer_op);
+  return compute.peak_flops_per_second(op_class, trace.dtype, units);
+}
+
+std::optional<OpCost> calibrated_cost(const ComputeConfig& compute, const workload::Trace& trace,
+                                      const schedule::Schedule& schedule, const schedule::Op& op,
+                                      int units) {
+  if (compute.op_costs.families.empty()) return std::nullopt;
+  const FamilyCost* f = compute.op_costs.find(op_family(trace, schedule, op));
+  if (!f) return std::nullopt;
+  return family_cost(*f, cost_peak(compute, trace, op, units), cost_flops(op), op.kernels,
+                     op_shape(trace, schedule, op));
+}
+
+OpCostModel parse_op_cost_model(const JsonView& v) {
+  v.require_object();
+  OpCostModel m;
+  for (const auto& key : v.keys()) {
+    JsonView f = v.at(key);
+    f.require_object();
+    f.reject_unknown_keys({"fixed_ns", "per_kernel_ns", "efficiency", "half_m", "half_n", "half_k",
+                           "half_elements", "fit_error_pct", "points"});
+    if (key.empty() || key.find('.') == std::string::npos)
+      f.fail("a family named <layer op>.<F|Bx|Bw|L> or update.<optimizer>.<impl>");
+    FamilyCost c;
+    c.fixed_ns = f.at("fixed_ns").as_number_in(0, 1e9);
+    c.per_kernel_ns = f.get_number("per_kernel_ns", 0);
+    if (c.per_kernel_ns < 0) f.at("per_kernel_ns").fail_got("a time in ns >= 0");
+    // Above 1: FLOPs are the mathematical count (workload/cost.h), and a convolution
+    // algorithm may do fewer (Winograd), so the achieved rate can pass the FMA peak.
+    c.efficiency = f.at("efficiency").as_number();
+    if (!(c.efficiency > 0 && c.efficiency <= 2)) f.at("efficiency").fail_got("a number in (0, 2]");
+    auto half = [&](std::string_view k) {
+      double x = f.get_number(k, 0);
+      if (x < 0) f.at(k).fail_got("a size >= 0");
+      return x;
+    };
+    c.half_m = half("half_m");
+    c.half_n = half("half_n");
+    c.half_k = half("half_k");
+    c.half_elements = half("half_elements");
+    c.fit_error_pct = f.get_number("fit_error_pct", 0);
+    c.points = static_cast<int>(f.get_int("points", 0));
+    m.families.emplace(key, c);
+  }
+  return m;
+}
+
+nlohmann::json op_cost_model_json(const OpCostModel& m) {
+  nlohmann::json j = nlohmann::json::object();
+  auto round = [](double v, int digits) {
+    if (v == 0) return 0.0;
+    const double scale = std::pow(10.0, digits - 1 - std::floor(std::log10(std::abs(v))));
+    return std::round(v * scale) / scale;
+  };
+  for (const auto& [name, c] : m.families) {
+    nlohmann::json f{{"fixed_ns", round(c.fixed_ns, 4)}, {"efficiency", round(c.efficiency, 4)}};
+    if (c.per_kernel_ns > 0) f["per_kernel_ns"] = round(c.per_kernel_ns, 4);
+    if (c.half_m > 0) f["half_m"] = round(c.half_m, 3);
+    if (c.half_n > 0) f["half_n"] = round(c.half_n, 3);
+    if (c.half_k > 0) f["half_k"] = round(c.half_k, 3);
+    if (c.half_elements > 0) f["half_elements"] = round(c.half_elements, 3);
+    f["fit_error_pct"] = round(c.fit_error_pct, 3);
+    f["points"] = c.points;
+    j[name] = f;
+  }
+  return j;
+}
+
+}  // namespace fusim::compute

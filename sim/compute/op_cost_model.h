@@ -1,0 +1,89 @@
+#pragma once
+// The calibrated per-op cost model (`fusim calibrate`, the machine file's
+// "compute.op_costs"): for each op family measured on the host, a fixed cost per op plus a
+// compute time from a shape-dependent efficiency against the unit's peak,
+//
+//   serial  = fixed + per_kernel x kernels                       (dispatch, autograd boundary,
+//                                                                 allocation: runs before work)
+//   compute = flops / (peak(op class, dtype, cores) x eff(shape))  (overlaps the op's memory)
+//   eff     = efficiency x prod_d  d / (d + half_d)
+//
+// with d the per-group GEMM's m, n and k for GEMM-like families (linear, conv2d, matmul,
+// bmm, attention) and the op's element count for the others: a saturating efficiency, low
+// for small GEMMs (too few tiles to fill the cores, packing overheads) and small tensors
+// (at::parallel_for leaves tensors below its grain on one thread), approaching
+// `efficiency` for large ones. The memory time is never part of it: the simulated caches
+// and DRAM add it in the op's context (calibrate fits the compute times that make the
+// simulated op alone reproduce each measurement; sim/exec/compute_solver.h).
+//
+// A family is "<layer op>.<kind>" ("conv2d.F", "linear.Bw", "cross_entropy.L"; grouped and
+// depthwise convolutions are "conv2d_grouped.*", run by different oneDNN kernels) or
+// "update.<optimizer>.<impl>" ("update.adam.foreach"). An op whose family the file does not
+// have keeps the class-efficiency path (compute.efficiency, dispatch_overhead_ns), which
+// is all that presets of machines that exist only on paper use.
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+
+#include "core/json_view.h"
+#include "core/time.h"
+#include "schedule/schedule.h"
+#include "workload/trace.h"
+
+namespace fusim::compute {
+
+struct ComputeConfig;
+
+// The sizes an op's efficiency saturates in.
+struct OpShape {
+  bool gemm = false;
+  std::int64_t m = 0, n = 0, k = 0;  // GEMM-like: the per-group GEMM of this op kind
+  std::int64_t elements = 0;         // others: elements of the op's largest tensor
+};
+
+struct FamilyCost {
+  double fixed_ns = 0;       // per op
+  double per_kernel_ns = 0;  // per kernel the op launches (optimizer loops: per tensor op)
+  double efficiency = 1;     // asymptotic fraction of peak, in (0, 2] (see SCHEMA.md)
+  // Half-saturation sizes (0: that size does not limit the efficiency).
+  double half_m = 0, half_n = 0, half_k = 0, half_elements = 0;
+  // As fitted, for reports: mean |relative error| of the fit in percent, and points.
+  double fit_error_pct = 0;
+  int points = 0;
+
+  // eff(shape) of the formula above.
+  double shape_efficiency(const OpShape& shape) const;
+};
+
+struct OpCostModel {
+  std::map<std::string, FamilyCost> families;
+  const FamilyCost* find(const std::string& family) const;
+};
+
+// The family name of a schedule op, as above ("" for views: nothing runs).
+std::string op_family(const workload::Trace& trace, const schedule::Schedule& schedule,
+                      const schedule::Op& op);
+OpShape op_shape(const workload::Trace& trace, const schedule::Schedule& schedule,
+                 const schedule::Op& op);
+
+// An op's cost by the calibrated model: serial (before its work) and compute (spread over
+// its passes by their FLOPs).
+struct OpCost {
+  Tick serial = 0, compute = 0;
+};
+// nullopt when the machine has no model for the op's family (then the class-efficiency
+// path applies).
+std::optional<OpCost> calibrated_cost(const ComputeConfig& compute, const workload::Trace& trace,
+                                      const schedule::Schedule& schedule, const schedule::Op& op,
+                                      int units);
+// The formula, for a family and an op's FLOPs, kernels and shape, with the peak FLOP/s of
+// the cores it runs on.
+OpCost family_cost(const FamilyCost& family, double peak_flops_per_second, std::int64_t flops,
+                   int kernels, const OpShape& shape);
+
+// Strict reading of "compute.op_costs" ({"<family>": {...}, ...}).
+OpCostModel parse_op_cost_model(const JsonView& section);
+nlohmann::json op_cost_model_json(const OpCostModel& model);
+
+}  // namespace fusim::compute

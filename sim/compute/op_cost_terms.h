@@ -1,0 +1,20 @@
+#pragma once
+// What the calibrated cost formula (op_cost_model.h) counts for an op, shared by the
+// simulator's use of a fitted model and by `fusim calibrate`'s fit, so that both count
+// alike: its FLOPs (its passes', else the op's) and the peak FLOP/s of `units` cores or SMs
+// for its op class (updates: elementwise, the loss: reduction, layer ops:
+// compute::classify) and the trace's dtype.
+#include <cstdint>
+
+#include "schedule/schedule.h"
+#include "workload/trace.h"
+
+namespace fusim::compute {
+
+struct ComputeConfig;
+
+std::int64_t cost_flops(const schedule::Op& op);
+double cost_peak(const ComputeConfig& compute, const workload::Trace& trace, const schedule::Op& op,
+                 int units);
+
+}  // namespace fusim::compute

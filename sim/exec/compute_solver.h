@@ -1,0 +1,55 @@
+#pragma once
+// How a measured op time is split into compute and memory, so that nothing is counted
+// twice (used by `fusim profile`'s --profile path and by `fusim calibrate`'s fits).
+//
+// A measurement times an op in isolation, repeated back to back: every repetition after the
+// first finds in the caches what the previous one left there. Its time T holds the op's
+// dispatch, its compute and whatever of its memory time the compute did not hide. The
+// simulator can produce the memory part itself (caches, DRAM), so the op's compute time is
+// defined as the value c for which simulating the op alone, in that same cache state (the
+// op run `repeats` times on an empty machine, the last one timed), takes T:
+//
+//     sim_alone(c) = T.
+//
+// sim_alone is non-decreasing in c (compute only delays the chunks' pipeline), equals the
+// serial part plus the memory-bound time at c = 0 and is at least c + serial, so c lies in
+// [0, T]; it is found by regula falsi (Illinois variant) on that bracket, to within
+// max(1 ns, 1e-4 T). In a schedule the op then computes for c while the simulated memory
+// system decides its memory time in context (cold caches, contention, DRAM): the time the
+// isolated op spent waiting for memory is not in c, so it is not counted again. Where even
+// c = 0 is slower than T (the model's memory alone exceeds the measurement) c is 0 and
+// the result says it is not exact.
+#include <cstdint>
+
+#include "exec/machine.h"
+#include "exec/simulate.h"
+#include "schedule/schedule.h"
+#include "workload/trace.h"
+
+namespace fusim::exec {
+
+// The schedule that runs op `op` of `schedule` alone, `repeats` times in a row (each copy
+// depends on the previous), with the schedule's tensors (so the same addresses).
+schedule::Schedule isolated_schedule(const schedule::Schedule& schedule, int op, int repeats);
+
+// Time of the last repetition of `isolated` (isolated_schedule), with every copy computing
+// for `compute` (-1: the machine's cost model).
+Tick simulate_isolated(const workload::Trace& trace, const schedule::Schedule& isolated,
+                       const Machine& machine, const SimOptions& options, Tick compute);
+
+struct SolvedCompute {
+  Tick compute = 0;    // c
+  Tick simulated = 0;  // sim_alone(c)
+  bool exact = true;   // |sim_alone(c) - T| within the tolerance
+  int simulations = 0;
+};
+
+constexpr int kIsolationRepeats = 2;  // one to warm the caches, one timed
+
+// `rel_tolerance`: the bracket search stops within max(1 ns, rel_tolerance x T) of T
+// (calibrate, whose fits are good to a few percent, uses 1e-2 to need fewer simulations).
+SolvedCompute solve_compute_time(const workload::Trace& trace, const schedule::Schedule& schedule,
+                                 int op, const Machine& machine, const SimOptions& options,
+                                 Tick measured, double rel_tolerance = 1e-4);
+
+}  // namespace fusim::exec

@@ -1,0 +1,148 @@
+#include "exec/op_profile.h"
+
+#include <fmt/format.h>
+#include <map>
+
+#include "compute/op_signature.h"
+#include "core/error.h"
+#include "core/json_view.h"
+#include "exec/compute_solver.h"
+
+namespace fusim::exec {
+
+const ProfiledOp* OpProfile::find(const std::string& signature) const {
+  for (const auto& op : ops)
+    if (op.signature == signature) return &op;
+  return nullptr;
+}
+
+OpProfile parse_op_profile(const nlohmann::json& doc, const std::string& file) {
+  JsonView v(doc, file);
+  v.require_object();
+  v.reject_unknown_keys(
+      {"format", "version", "trace", "device", "threads", "optimizer", "impl", "ops"});
+  if (v.at("format").as_string() != "fusim-profile")
+    v.at("format").fail_got("\"fusim-profile\" (a file written by `fusim profile`)");
+  if (v.at("version").as_int() != 1) v.at("version").fail_got("1");
+  OpProfile p;
+  p.file = file;
+  p.trace = v.get_string("trace", "");
+  p.device = v.at("device").as_nonempty_string();
+  if (p.device != "cpu" && p.device != "cuda") v.at("device").fail_got("\"cpu\" or \"cuda\"");
+  p.threads = static_cast<int>(v.at("threads").as_int_at_least(0));
+  p.optimizer = v.at("optimizer").as_nonempty_string();
+  p.impl = v.at("impl").as_nonempty_string();
+  JsonView ops = v.at("ops");
+  ops.require_array();
+  for (const auto& e : ops.elements()) {
+    e.require_object();
+    e.reject_unknown_keys({"signature", "kind", "op", "layer", "description", "per_step",
+                           "median_ns", "p25_ns", "p75_ns", "repeats"});
+    ProfiledOp o;
+    o.signature = e.at("signature").as_nonempty_string();
+    o.kind = e.at("kind").as_nonempty_string();
+    o.op = e.get_string("op", "");
+    o.layer = e.get_string("layer", "");
+    o.description = e.get_string("description", "");
+    o.per_step = static_cast<int>(e.get_int("per_step", 1));
+    o.median = ns(e.at("median_ns").as_number_in(0, 1e12));
+    o.p25 = ns(e.get_number("p25_ns", to_ns(o.median)));
+    o.p75 = ns(e.get_number("p75_ns", to_ns(o.median)));
+    o.repeats = static_cast<int>(e.at("repeats").as_positive_int());
+    if (p.find(o.signature))
+      e.at("signature")
+          .fail(fmt::format("a signature not listed before, got \"{}\" again", o.signature));
+    p.ops.push_back(std::move(o));
+  }
+  return p;
+}
+
+OpProfile read_op_profile(const std::string& path) {
+  return parse_op_profile(load_json_file(path), path);
+}
+
+nlohmann::json op_profile_json(const OpProfile& p) {
+  nlohmann::json ops = nlohmann::json::array();
+  for (const auto& o : p.ops)
+    ops.push_back({{"signature", o.signature},
+                   {"kind", o.kind},
+                   {"op", o.op},
+                   {"layer", o.layer},
+                   {"description", o.description},
+                   {"per_step", o.per_step},
+                   {"median_ns", to_ns(o.median)},
+                   {"p25_ns", to_ns(o.p25)},
+                   {"p75_ns", to_ns(o.p75)},
+                   {"repeats", o.repeats}});
+  return {{"format", "fusim-profile"},
+          {"version", 1},
+          {"trace", p.trace},
+          {"device", p.device},
+          {"threads", p.threads},
+          {"optimizer", p.optimizer},
+          {"impl", p.impl},
+          {"ops", ops}};
+}
+
+std::vector<DistinctOp> distinct_ops(const workload::Trace& trace,
+                                     const schedule::Schedule& schedule) {
+  std::vector<DistinctOp> out;
+  std::map<std::string, std::size_t> index;
+  for (const auto& op : schedule.ops) {
+    if (op.kernels == 0) continue;
+    const compute::OpSignature s = compute::op_signature(trace, schedule, op);
+    auto [it, fresh] = index.emplace(s.key, out.size());
+    if (fresh) out.push_back({op.id, 0, s.key, s.description});
+    ++out[it->second].count;
+  }
+  return out;
+}
+
+ProfiledCompute::ProfiledCompute(const OpProfile& profile, const Machine& host,
+                                 const SimOptions& options)
+    : profile_(profile), host_(host), options_(options) {
+  options_.progress = nullptr;
+  options_.op_compute.clear();
+}
+
+std::vector<Tick> ProfiledCompute::op_compute(const workload::Trace& trace,
+                                              const schedule::Schedule& schedule) {
+  if (schedule.optimizer != profile_.optimizer)
+    throw InputError(profile_.file, "optimizer",
+                     fmt::format("\"{}\" (the --optimizer it is used with), got \"{}\"",
+                                 schedule.optimizer, profile_.optimizer));
+  if (schedule::to_string(schedule.impl) != profile_.impl)
+    throw InputError(profile_.file, "impl",
+                     fmt::format("\"{}\" (the --impl it is used with), got \"{}\"",
+                                 schedule::to_string(schedule.impl), profile_.impl));
+  std::vector<Tick> out(schedule.ops.size(), -1);
+  std::vector<std::string> missing;
+  for (const auto& op : schedule.ops) {
+    if (op.kernels == 0) continue;
+    const compute::OpSignature s = compute::op_signature(trace, schedule, op);
+    auto it = compute_.find(s.key);
+    if (it == compute_.end()) {
+      const ProfiledOp* measured = profile_.find(s.key);
+      if (!measured) {
+        if (missing.size() < 3) missing.push_back(fmt::format("{} ({})", s.description, s.key));
+        continue;
+      }
+      const SolvedCompute c =
+          solve_compute_time(trace, schedule, op.id, host_, options_, measured->median);
+      if (!c.exact) inexact_.push_back({s.description, measured->median, c.simulated});
+      it = compute_.emplace(s.key, c.compute).first;
+    }
+    out[std::size_t(op.id)] = it->second;
+  }
+  if (!missing.empty())
+    throw InputError(profile_.file, "ops",
+                     fmt::format("a measurement of every op of the schedule ({} {}, impl {}), "
+                                 "missing {}; measure this trace with `fusim profile --trace ... "
+                                 "--optimizer {} --impl {}`",
+                                 schedule.optimizer, schedule::to_string(schedule.ordering),
+                                 schedule::to_string(schedule.impl), fmt::join(missing, "; "),
+                                 schedule.optimizer, schedule::to_string(schedule.impl)));
+  return out;
+}
+
+}  // namespace fusim::exec

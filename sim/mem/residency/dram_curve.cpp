@@ -1,0 +1,364 @@
+// Measuring bandwidth-latency curves on the DRAM controller (dram_curve.h).
+#include "mem/residency/dram_curve.h"
+
+#include <fmt/format.h>
+#include <algorithm>
+#include <deque>
+
+#include "core/error.h"
+#include "core/event_queue.h"
+#include "mem/dram/dram_system.h"
+#include "mem/residency/dram_curve_file.h"
+
+namespace fusim::residency {
+namespace {
+
+// splitmix64 (Steele et al., "Fast splittable pseudorandom number generators", OOPSLA
+// 2014): deterministic addresses without library distributions.
+std::uint64_t splitmix(std::uint64_t& state) {
+  std::uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+constexpr std::uint64_t kFootprint = std::uint64_t{1} << 32;
+
+// One load level: `active` cores in closed loops on the controller (dram_curve.h).
+class Probe {
+ public:
+  Probe(const dram::DramSpec& spec, const DramCurveParams& p, DramPattern pattern, int regions,
+        double write_share, int active)
+      : dram_(spec, queue_, "dram curve"),
+        p_(p),
+        pattern_(pattern),
+        regions_(std::max(1, regions)),
+        write_share_(write_share),
+        active_(active),
+        seed_(0x5eed ^ (static_cast<std::uint64_t>(active) << 8) ^
+              static_cast<std::uint64_t>(regions)) {
+    dram_.set_wake_mode(dram::WakeMode::Lookahead);
+    refresh_interval_ = spec.t.tREFI * spec.tCK;
+    dram_.set_completion([this](const mem::MemRequest& r, Tick done) { completed(r, done); });
+    dram_.set_retry([this] { pump(); });
+    // Region bases (and the write stream's, last) anywhere, line aligned.
+    for (int r = 0; r <= regions_; ++r) base_.push_back(random_line());
+    const std::uint64_t per_core = p.chunk_bytes / static_cast<std::uint64_t>(regions_) /
+                                   static_cast<std::uint64_t>(std::max(1, p.cores)) /
+                                   p.request_bytes * p.request_bytes;
+    piece_ = std::max<std::uint64_t>(p.request_bytes, per_core);
+    offset_.assign(static_cast<std::size_t>(active) * static_cast<std::size_t>(regions_), 0);
+    turn_.assign(static_cast<std::size_t>(active), 0);
+  }
+
+  CurvePoint run() {
+    queue_.schedule(0, Priority::Compute, [this] {
+      for (int c = 0; c < active_; ++c)
+        for (int i = 0; i < p_.mshrs; ++i) issue(c);
+    });
+    while (!stopped_ && queue_.step()) {
+    }
+    CurvePoint point;
+    point.cores = active_;
+    point.bandwidth = window_end_ > window_start_ ? static_cast<double>(window_bytes_) /
+                                                        to_seconds(window_end_ - window_start_)
+                                                  : 0;
+    point.read_latency = window_reads_ > 0 ? latency_sum_ / window_reads_ : 0;
+    return point;
+  }
+
+ private:
+  // Warm-up: at least `window` completions and twice the requests in flight (every request
+  // measured was sent after the start-up transient). The window is then a whole number of
+  // refresh intervals long (so that it holds each rank's refreshes in their proportion,
+  // JESD79-4: one tRFC per tREFI) and at least as long as `window` completions took.
+  std::int64_t warmup() const {
+    return std::max<std::int64_t>(p_.window, 2 * std::int64_t{active_} * p_.mshrs);
+  }
+  void start_window(Tick now) {
+    window_start_ = now;
+    const Tick per_request = std::max<Tick>(1, now / std::max<std::int64_t>(1, completions_));
+    const Tick wanted = per_request * p_.window;
+    const Tick interval = std::max<Tick>(1, refresh_interval_);
+    window_end_ = now + interval * std::max<Tick>(1, (wanted + interval - 1) / interval);
+  }
+  mem::Addr random_line() {
+    return splitmix(seed_) % kFootprint / p_.request_bytes * p_.request_bytes;
+  }
+  mem::Addr read_address(int core) {
+    if (pattern_ == DramPattern::Random) return random_line();
+    const auto c = static_cast<std::size_t>(core);
+    const std::size_t region = turn_[c]++ % static_cast<std::size_t>(regions_);
+    std::uint64_t& done = offset_[c * static_cast<std::size_t>(regions_) + region];
+    const std::uint64_t chunk = done / piece_, within = done % piece_;
+    done += p_.request_bytes;
+    const std::uint64_t slice = piece_ * static_cast<std::uint64_t>(std::max(1, p_.cores));
+    return (base_[region] + chunk * slice + c * piece_ + within) % kFootprint;
+  }
+  mem::Addr write_address() {
+    if (pattern_ == DramPattern::Random) return random_line();
+    const mem::Addr a = base_.back();
+    base_.back() = (a + p_.request_bytes) % kFootprint;
+    return a;
+  }
+
+  // Core `core`'s next miss: a read reaching the FIFO a path latency from now, with its
+  // share of posted writes joining at once (a victim leaves as the miss that evicts it
+  // issues); with writes only, a write in the read's place.
+  void issue(int core) {
+    mem::MemRequest r;
+    r.bytes = p_.request_bytes;
+    r.requester = core;
+    if (write_share_ >= 1.0) {
+      r.is_write = true;
+      r.addr = write_address();
+      r.id = static_cast<std::uint64_t>(queue_.now());
+      join(r);
+      return;
+    }
+    r.addr = read_address(core);
+    queue_.schedule_in(p_.path_latency, Priority::Memory, [this, r]() mutable {
+      r.id = static_cast<std::uint64_t>(queue_.now());  // the tick it joined the FIFO
+      join(r);
+    });
+    if (write_share_ <= 0) return;
+    // A write for every share / (1 - share) reads, the fraction carried over.
+    write_credit_ += write_share_ / (1.0 - write_share_);
+    while (write_credit_ >= 1.0) {
+      write_credit_ -= 1.0;
+      mem::MemRequest w = r;
+      w.is_write = true;
+      w.addr = write_address();
+      w.id = static_cast<std::uint64_t>(queue_.now());
+      join(w);
+    }
+  }
+  void join(const mem::MemRequest& r) {
+    fifo_.push_back(r);
+    pump();
+  }
+  void pump() {
+    while (!fifo_.empty() && dram_.will_accept(fifo_.front())) {
+      dram_.send(fifo_.front());
+      fifo_.pop_front();
+    }
+  }
+
+  void completed(const mem::MemRequest& r, Tick done) {
+    ++completions_;
+    if (window_start_ < 0) {
+      if (completions_ >= warmup()) start_window(done);
+    } else if (done <= window_end_) {
+      window_bytes_ += r.bytes;
+      if (!r.is_write) {
+        latency_sum_ += done - static_cast<Tick>(r.id);
+        ++window_reads_;
+      }
+    } else {
+      stopped_ = true;
+      return;
+    }
+    // Closed loop: a read answered frees its MSHR (with writes only, a write answered).
+    if (!r.is_write || write_share_ >= 1.0) issue(r.requester);
+  }
+
+  EventQueue queue_;
+  dram::DramSystem dram_;
+  DramCurveParams p_;
+  DramPattern pattern_;
+  int regions_;
+  double write_share_;
+  int active_;
+  std::uint64_t seed_;
+  std::vector<mem::Addr> base_;        // region bases, then the write stream's cursor
+  std::uint64_t piece_ = 64;           // one core's part of a region's chunk slice
+  std::vector<std::uint64_t> offset_;  // per core and region: bytes read of its pieces
+  std::vector<std::size_t> turn_;      // per core: requests issued (picks the region)
+  std::deque<mem::MemRequest> fifo_;
+  double write_credit_ = 0;
+  Tick refresh_interval_ = 0;
+  std::int64_t completions_ = 0, window_reads_ = 0;
+  std::uint64_t window_bytes_ = 0;
+  Tick window_start_ = -1, window_end_ = 0, latency_sum_ = 0;
+  bool stopped_ = false;
+};
+
+}  // namespace
+
+const char* to_string(DramPattern pattern) {
+  return pattern == DramPattern::Stream ? "stream" : "random";
+}
+
+double DramCurve::peak_bandwidth() const {
+  double best = 0;
+  for (const auto& p : points) best = std::max(best, p.bandwidth);
+  return best;
+}
+
+Tick DramCurve::read_latency_at(double bandwidth) const {
+  FUSIM_ASSERT(!points.empty(), "a measured curve");
+  // Up to the peak only: past it more load only queues (the latency a load beyond the
+  // peak would see is not a state the memory can sustain).
+  std::size_t peak = 0;
+  for (std::size_t i = 1; i < points.size(); ++i)
+    if (points[i].bandwidth > points[peak].bandwidth) peak = i;
+  if (bandwidth <= points.front().bandwidth) return points.front().read_latency;
+  for (std::size_t i = 1; i <= peak; ++i) {
+    const CurvePoint &a = points[i - 1], &b = points[i];
+    if (bandwidth <= b.bandwidth && b.bandwidth > a.bandwidth) {
+      const double f = (bandwidth - a.bandwidth) / (b.bandwidth - a.bandwidth);
+      return a.read_latency +
+             static_cast<Tick>(f * static_cast<double>(b.read_latency - a.read_latency) + 0.5);
+    }
+  }
+  return points[peak].read_latency;
+}
+
+namespace {
+// The two measured shares around `share` and the weight of the upper one.
+std::pair<std::size_t, double> bracket(double share) {
+  share = std::clamp(share, 0.0, 1.0);
+  for (std::size_t i = 1; i < kWriteShares.size(); ++i)
+    if (share <= kWriteShares[i])
+      return {i - 1, (share - kWriteShares[i - 1]) / (kWriteShares[i] - kWriteShares[i - 1])};
+  return {kWriteShares.size() - 2, 1.0};
+}
+constexpr int kMaxRegions = 16;
+}  // namespace
+
+std::string dram_curve_key(const dram::DramSpec& s, const DramCurveParams& p) {
+  const auto& o = s.org;
+  const auto& t = s.t;
+  const auto& c = s.ctrl;
+  return fmt::format(
+      "v1|{}|{}|{}|{}|org {} {} {} {} {} {} {} {} {}|t {} {} {} {} {} {} {} {} {} {} {} {} {} {} "
+      "{} {} {} {} {} {} {}|c {} {} {} {} {} {} {} {} {} {} {} {} {} {}|p {} {} {} {} {} {} {}",
+      s.name, s.standard, s.data_rate_mts, s.tCK, o.channels, o.pseudo_channels, o.ranks,
+      o.bankgroups, o.banks_per_group, o.rows, o.columns, o.bus_width_bits, o.burst_length, t.tCL,
+      t.tCWL, t.tRCD, t.tRP, t.tRAS, t.tRC, t.tBL, t.tCCD_S, t.tCCD_L, t.tRRD_S, t.tRRD_L, t.tFAW,
+      t.tWR, t.tWTR_S, t.tWTR_L, t.tRTP, t.tRTRS, t.tREFI, t.tRFC, t.tREFIpb, t.tRFCpb, t.tRREFD,
+      c.scheduler, c.mapping, c.xor_bank_hash, dram::to_string(c.row_policy), c.row_timeout,
+      c.row_cap, dram::to_string(c.refresh), c.read_queue, c.write_queue, c.write_high_watermark,
+      c.write_low_watermark, c.interleave_bytes, c.starvation_cycles, c.epoch_cycles,
+      p.request_bytes, p.cores, p.mshrs, p.path_latency, p.chunk_bytes, p.window, p.max_bandwidth);
+}
+
+DramCurve measure_dram_curve(const dram::DramSpec& spec, const DramCurveParams& params,
+                             DramPattern pattern, int regions, double write_share) {
+  FUSIM_ASSERT(
+      params.request_bytes > 0 && params.window > 0 && params.cores > 0 && params.mshrs > 0,
+      "curve parameters");
+  DramCurve curve;
+  for (int active = 1;; active = std::min(2 * active, params.cores)) {
+    CurvePoint point = Probe(spec, params, pattern, regions, write_share, active).run();
+    const double before = curve.points.empty() ? 0 : curve.points.back().bandwidth;
+    curve.points.push_back(point);
+    // Saturated: doubling the cores gained under 2%; or every core is running; or past
+    // what the caches can ask.
+    if ((active > 1 && point.bandwidth < before * 1.02) || active == params.cores ||
+        (params.max_bandwidth > 0 && point.bandwidth >= params.max_bandwidth))
+      break;
+  }
+  return curve;
+}
+
+std::string controller_fingerprint(const dram::DramSpec& spec) {
+  // A small fixed probe: any change to what the controller does to these requests (its
+  // timing, scheduling, refresh) changes these numbers, and with them the file names.
+  DramCurveParams p;
+  p.request_bytes = 64;
+  p.cores = 4;
+  p.mshrs = 8;
+  p.path_latency = 10'000;
+  p.window = 256;
+  std::string out;
+  for (double share : {0.0, 0.5}) {
+    const CurvePoint point = Probe(spec, p, DramPattern::Stream, 2, share, 4).run();
+    out += fmt::format("{:a}/{};", point.bandwidth, point.read_latency);
+  }
+  return out;
+}
+
+int region_bucket(int regions) {
+  regions = std::clamp(regions, 1, kMaxRegions);
+  int bucket = 1;
+  // Nearest in log2: up past a power of two once regions reaches 1.5x it (2^k x sqrt2 would
+  // be the exact midpoint; 1.5x keeps the rule in integers: 3 -> 4, 5 -> 4, 6 -> 8).
+  while (bucket < kMaxRegions && 2 * regions >= 3 * bucket) bucket *= 2;
+  return bucket;
+}
+
+DramCurves::DramCurves(dram::DramSpec spec, DramCurveParams params, std::string cache_dir)
+    : spec_(std::move(spec)),
+      params_(params),
+      key_(dram_curve_key(spec_, params_)),
+      cache_dir_(std::move(cache_dir)) {}
+
+const DramCurve& DramCurves::curve(DramPattern pattern, int regions, std::size_t share_index) {
+  FUSIM_ASSERT(share_index < kWriteShares.size(), "a measured write share");
+  regions = region_bucket(regions);
+  const auto key = std::make_tuple(static_cast<int>(pattern), regions, share_index);
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = curves_.find(key);
+  if (it != curves_.end()) return *it->second;  // never moves: the map holds pointers
+  const double share = kWriteShares[share_index];
+  std::unique_ptr<DramCurve> c;
+  CurveFileName name;
+  if (!cache_dir_.empty()) {
+    if (fingerprint_.empty()) fingerprint_ = controller_fingerprint(spec_);
+    name = {cache_dir_, key_, fingerprint_, pattern, regions, share};
+    if (auto stored = read_curve_file(name)) {
+      c = std::make_unique<DramCurve>(std::move(*stored));
+      ++loaded_;
+    }
+  }
+  if (!c) {
+    c = std::make_unique<DramCurve>(measure_dram_curve(spec_, params_, pattern, regions, share));
+    ++measured_;
+    if (!cache_dir_.empty()) write_curve_file(name, *c);
+  }
+  return *curves_.emplace(key, std::move(c)).first->second;
+}
+
+std::size_t DramCurves::measured() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return measured_;
+}
+
+std::size_t DramCurves::loaded() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return loaded_;
+}
+
+double DramCurves::peak_bandwidth(DramPattern pattern, int regions, double write_share) {
+  auto [i, f] = bracket(write_share);
+  const double lo = curve(pattern, regions, i).peak_bandwidth();
+  if (f <= 0) return lo;
+  return (1 - f) * lo + f * curve(pattern, regions, i + 1).peak_bandwidth();
+}
+
+Tick DramCurves::read_latency_at(DramPattern pattern, int regions, double write_share,
+                                 double bandwidth) {
+  auto [i, f] = bracket(write_share);
+  const Tick lo = curve(pattern, regions, i).read_latency_at(bandwidth);
+  // The write-only curve has no reads: a read among almost only writes waits like one
+  // among the last mix measured with reads.
+  if (f <= 0 || kWriteShares[i + 1] >= 1.0) return lo;
+  const Tick hi = curve(pattern, regions, i + 1).read_latency_at(bandwidth);
+  return lo + static_cast<Tick>(f * static_cast<double>(hi - lo) + 0.5);
+}
+
+Tick DramCurves::idle_read_latency(DramPattern pattern) {
+  return curve(pattern, 1, 0).points.front().read_latency;
+}
+
+std::shared_ptr<DramCurves> DramCurveStore::get(const dram::DramSpec& spec,
+                                                const DramCurveParams& params) {
+  std::string key = dram_curve_key(spec, params);
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto& slot = by_key_[key];
+  if (!slot) slot = std::make_shared<DramCurves>(spec, params, cache_dir_);
+  return slot;
+}
+
+}  // namespace fusim::residency

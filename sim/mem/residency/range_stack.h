@@ -1,0 +1,199 @@
+#pragma once
+// One cache array of the `tensor` fidelity: the bytes it holds as address segments on an
+// LRU stack, exact for a fully associative LRU cache of whole units (lines) whatever the
+// sizes of the accesses, in O(segments touched) per access instead of O(lines).
+//
+// Why it is exact (Mattson et al., "Evaluation techniques for storage hierarchies", IBM
+// Systems Journal 1970: LRU holds the top `capacity` of the stack of distinct units): a
+// range accessed in ascending order leaves its units on the stack with the highest address
+// on top, so a segment is a run of units of one recency order, and a re-access of any part
+// of it, again ascending, finds every unit at the same depth (each moved unit pushes the
+// next one down by exactly one). So a piece of an access either hits entirely or misses
+// entirely; the walk below takes the pieces in address order, fills each miss at the top
+// at once and evicts from the bottom as it goes, so that a later piece of the same access
+// that the fill pushed out misses (a re-scan of a range larger than the cache finds
+// nothing, as in true LRU).
+//
+// Private copies. A private cache level of the tensor fidelity is one stack per group of
+// cores (its capacity the sum of theirs, sim/mem/residency/residency.h), whose segments say
+// which core of the group holds each byte: `Owner`, the cores and the chunk slice whose
+// even split gave each core its part. A byte hits only for an access with the same owner
+// (the same core loaded it). Copies of one byte under different owners are different
+// cores' copies: they coexist, each with its own recency, and leave by LRU like any other
+// (no coherence is modelled, as in the line model: a core keeps a copy other cores have
+// since rewritten, and hits it when a later split gives it those bytes again). Segments of
+// one owner never overlap. Shared levels use one Owner for everything.
+//
+// Not thread-safe; no global state.
+#include <cstdint>
+#include <vector>
+
+#include <deque>
+
+#include <boost/intrusive/set.hpp>
+
+namespace fusim::residency {
+
+using Addr = std::uint64_t;
+
+// Which core of a group holds a private copy of a byte: core c of the group's list got
+// part c of an even split of [slice_lo, slice_hi) (the executor's aligned_slice), so two
+// accesses agree on every byte's core when they name the same group and the same slice,
+// or when the group is one core.
+struct Owner {
+  std::int32_t group = 0;
+  Addr slice_lo = 0, slice_hi = 0;
+  bool solo = true;  // a group of one core owns every byte
+  bool operator==(const Owner& o) const {
+    return group == o.group && solo == o.solo &&
+           (solo || (slice_lo == o.slice_lo && slice_hi == o.slice_hi));
+  }
+  bool operator!=(const Owner& o) const { return !(*this == o); }
+};
+
+// A run of bytes, [lo, hi), as the walk reports it or as it leaves the array.
+struct Piece {
+  Addr lo = 0, hi = 0;
+  bool dirty = false;
+  Owner owner;
+};
+
+// What an access does to the pieces it finds and to those it does not.
+struct AccessMode {
+  bool hit_dirty = false;   // a hit marks the bytes dirty (a write-back write)
+  bool hit_remove = false;  // a hit takes the bytes out (an exclusive level: they move up)
+  bool miss_fill = true;    // a miss is inserted at the top (false: no allocation)
+  bool miss_dirty = false;  // ... dirty (a write-allocate write)
+};
+
+class RangeStack {
+ public:
+  // capacity: bytes, a multiple of the unit of the addresses it is given.
+  explicit RangeStack(std::uint64_t capacity);
+
+  // Walks [lo, hi) in ascending order (see the header comment); for each maximal piece
+  // calls visit(lo, hi, hit, was_dirty). Bytes pushed out by fills are appended to
+  // `victims`, dirty or clean, in eviction order.
+  template <class Visit>
+  void access(Addr lo, Addr hi, const Owner& owner, const AccessMode& mode, Visit&& visit,
+              std::vector<Piece>& victims);
+
+  // Sets the dirty bit of the bytes of [lo, hi) held for `owner`, leaving their recency
+  // (a writeback arriving from above); appends the parts not held to `missing`.
+  void mark_dirty(Addr lo, Addr hi, const Owner& owner, std::vector<Piece>& missing);
+  // Takes every byte of [lo, hi) out, whoever holds it; appends what was there to `removed`.
+  // (Linear in the segments when several owners share the stack: only inclusive levels
+  // back-invalidating private ones do this.)
+  void invalidate(Addr lo, Addr hi, std::vector<Piece>& removed);
+  // Inserts a victim from above (exclusive levels), or a piece just served from below: held
+  // parts only become dirty if it is; the rest goes on top, evicting into `victims`.
+  void insert(const Piece& piece, std::vector<Piece>& victims);
+
+  std::uint64_t capacity() const { return capacity_; }
+  std::uint64_t resident_bytes() const { return resident_; }
+  std::size_t segments() const { return index_.size(); }
+  // Resident bytes of [lo, hi) held for `owner` (tests, dumps).
+  std::uint64_t held_bytes(Addr lo, Addr hi, const Owner& owner) const;
+  // Calls f(piece) from the most to the least recently used segment.
+  template <class F>
+  void for_each_mru(F&& f) const {
+    for (std::int32_t s = head_; s >= 0; s = segs_[static_cast<std::size_t>(s)].next)
+      f(piece_of(s));
+  }
+
+ private:
+  // A segment is a node of the address index (an intrusive red-black tree: no allocation
+  // per insert, O(log segments)) and of the recency list. Nodes live in a deque, which
+  // never moves them.
+  struct Segment : boost::intrusive::set_base_hook<boost::intrusive::optimize_size<true>> {
+    Addr lo = 0, hi = 0;
+    Owner owner;
+    bool dirty = false;
+    std::int32_t prev = -1, next = -1;  // towards the top (MRU) / the bottom (LRU)
+    std::int32_t id = -1;               // its index in segs_
+  };
+  static constexpr std::int32_t kNone = -1;
+  static std::int32_t id_of(const Segment& g) { return g.id; }
+
+  Segment& seg(std::int32_t s) { return segs_[static_cast<std::size_t>(s)]; }
+  const Segment& seg(std::int32_t s) const { return segs_[static_cast<std::size_t>(s)]; }
+  Piece piece_of(std::int32_t s) const;
+  // The segment holding addr, or kNone; *next_lo: start of the first segment above addr
+  // (or `limit` if none starts before it).
+  std::int32_t find(const Owner& owner, Addr addr, Addr limit, Addr* next_lo) const;
+  std::int32_t new_segment(Addr lo, Addr hi, const Owner& owner, bool dirty);
+  void free_segment(std::int32_t s);
+  void unlink(std::int32_t s);
+  void push_top(std::int32_t s);
+  // Cuts segment s at addr (lo < addr < hi); returns the new lower part [lo, addr), placed
+  // just below s on the stack (higher addresses of a segment are the more recent).
+  std::int32_t split(std::int32_t s, Addr addr);
+  // Isolates [lo, hi) inside segment s; returns the segment that is exactly that part.
+  std::int32_t carve(std::int32_t s, Addr lo, Addr hi);
+  // Removes segment s entirely (it leaves the index and the stack).
+  void erase(std::int32_t s);
+  // Puts [lo, hi) on top, merged into the top segment when it continues it.
+  void push_range(Addr lo, Addr hi, const Owner& owner, bool dirty);
+  void evict_to_capacity(std::vector<Piece>& victims);
+
+  std::uint64_t capacity_;
+  std::uint64_t resident_ = 0;
+  std::deque<Segment> segs_;
+  std::vector<std::int32_t> free_;
+  // Segments by owner, then by their end address (hi): trimming a segment's low end, which
+  // eviction does, keeps its key. A solo owner's slice is not part of its key.
+  struct Key {
+    std::int32_t group;
+    Addr slice_lo, slice_hi, hi;
+    bool operator<(const Key& o) const {
+      if (group != o.group) return group < o.group;
+      if (slice_lo != o.slice_lo) return slice_lo < o.slice_lo;
+      if (slice_hi != o.slice_hi) return slice_hi < o.slice_hi;
+      return hi < o.hi;
+    }
+  };
+  static Key key(const Owner& owner, Addr hi) {
+    return owner.solo ? Key{owner.group, 0, 0, hi}
+                      : Key{owner.group, owner.slice_lo, owner.slice_hi, hi};
+  }
+  static bool same_owner(const Key& a, const Key& b) {
+    return a.group == b.group && a.slice_lo == b.slice_lo && a.slice_hi == b.slice_hi;
+  }
+  struct KeyOf {
+    using type = Key;
+    Key operator()(const Segment& s) const { return key(s.owner, s.hi); }
+  };
+  boost::intrusive::set<Segment, boost::intrusive::key_of_value<KeyOf>,
+                        boost::intrusive::constant_time_size<true>>
+      index_;
+  std::int32_t head_ = kNone, tail_ = kNone;
+};
+
+template <class Visit>
+void RangeStack::access(Addr lo, Addr hi, const Owner& owner, const AccessMode& mode, Visit&& visit,
+                        std::vector<Piece>& victims) {
+  Addr cur = lo;
+  while (cur < hi) {
+    Addr next_lo = hi;
+    const std::int32_t s = find(owner, cur, hi, &next_lo);
+    if (s != kNone) {
+      const Addr end = seg(s).hi < hi ? seg(s).hi : hi;
+      const std::int32_t m = carve(s, cur, end);
+      const bool was_dirty = seg(m).dirty;
+      erase(m);
+      if (!mode.hit_remove) push_range(cur, end, owner, was_dirty || mode.hit_dirty);
+      visit(cur, end, true, was_dirty);
+      cur = end;
+      continue;
+    }
+    const Addr end = next_lo;
+    if (mode.miss_fill) {
+      push_range(cur, end, owner, mode.miss_dirty);
+      evict_to_capacity(victims);
+    }
+    visit(cur, end, false, false);
+    cur = end;
+  }
+}
+
+}  // namespace fusim::residency

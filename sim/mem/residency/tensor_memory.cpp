@@ -1,0 +1,114 @@
+#include "mem/residency/tensor_memory.h"
+
+#include "core/error.h"
+
+namespace fusim::residency {
+
+PipeConfig TensorMemory::pipe_config(const cache::HierarchyConfig& config) {
+  PipeConfig p;
+  Tick path = 0;
+  for (const cache::LevelConfig& c : config.levels) {
+    PipeLevel l;
+    l.shared = c.shared;
+    // As cache::Hierarchy's port_occupancy in line fidelity: a line per cycle per port.
+    l.unit_time = static_cast<Tick>(
+        (static_cast<std::uint64_t>(c.clock_period) + static_cast<std::uint64_t>(c.ports) - 1) /
+        static_cast<std::uint64_t>(c.ports));
+    l.mshrs = c.mshrs;
+    path += c.latency_cycles * c.clock_period;
+    l.hit_latency = path;
+    p.levels.push_back(l);
+  }
+  p.miss_path_latency = path;
+  p.unit_bytes = static_cast<double>(config.levels.front().line_bytes);
+  return p;
+}
+
+TensorMemory::TensorMemory(EventQueue& queue, const cache::HierarchyConfig& config,
+                           const std::vector<int>& bin_cores, MemoryCurve& memory)
+    : queue_(queue), hierarchy_(config, bin_cores), pipes_(queue, pipe_config(config), memory) {
+  Tick path = 0;
+  for (const cache::LevelConfig& c : config.levels) {
+    path += c.latency_cycles * c.clock_period;
+    hit_latency_.push_back(path);
+  }
+  for (const PipeLevel& l : pipe_config(config).levels) unit_time_.push_back(l.unit_time);
+}
+
+Tick TensorMemory::port_occupancy(int level) const {
+  return unit_time_[static_cast<std::size_t>(level)];
+}
+
+int TensorMemory::group_of(const std::vector<int>& cores) {
+  auto it = groups_.find(cores);
+  if (it != groups_.end()) return it->second;
+  const int id = static_cast<int>(groups_.size());
+  groups_.emplace(cores, id);
+  return id;
+}
+
+Served TensorMemory::issue(int bin, int group, int cores, const std::vector<TensorRange>& ranges,
+                           Done done) {
+  FUSIM_ASSERT(cores >= 1, "a chunk runs on at least one core");
+  Served total;
+  FlowWork w;
+  w.group = group;
+  w.cores = cores;
+  w.read_regions = 0;
+  // The ranges advance together, a granule per core at a time (interleave_ below).
+  const Addr unit = hierarchy_.unit_bytes();
+  const Addr granule = kInterleaveUnits * unit * static_cast<Addr>(cores);
+  std::size_t steps = 0;
+  for (const TensorRange& r : ranges)
+    if (r.bytes > 0) {
+      const Addr first = r.addr / unit * unit;
+      steps = std::max<std::size_t>(steps, (r.addr + r.bytes - first + granule - 1) / granule);
+    }
+  std::vector<char> reads_memory(ranges.size(), 0);
+  for (std::size_t i = 0; i < steps; ++i) {
+    for (std::size_t j = 0; j < ranges.size(); ++j) {
+      const TensorRange& r = ranges[j];
+      if (r.bytes == 0) continue;
+      const Addr first = r.addr / unit * unit, end = r.addr + r.bytes;
+      const Addr lo = std::max(r.addr, first + i * granule);
+      const Addr hi = std::min(end, first + (i + 1) * granule);
+      if (lo >= hi) continue;
+      Served s;
+      AccessRequest a;
+      a.bin = bin;
+      // Each core holds the part of this slice that the split gave it.
+      a.owner = Owner{group, r.addr, end, cores == 1};
+      a.addr = lo;
+      a.bytes = hi - lo;
+      a.write = r.write;
+      hierarchy_.access(a, s);
+      if (s.memory_read_bytes > 0) reads_memory[j] = 1;
+      total += s;
+    }
+  }
+  for (char m : reads_memory) w.read_regions += m;
+  const int n = hierarchy_.levels();
+  w.units = static_cast<double>(total.units);
+  for (int k = 0; k < n; ++k) {
+    w.lookups[static_cast<std::size_t>(k)] =
+        static_cast<double>(total.lookups[static_cast<std::size_t>(k)]);
+    if (total.lookups[static_cast<std::size_t>(k)] > 0) w.deepest = k;
+  }
+  w.memory_read_bytes = static_cast<double>(total.memory_read_bytes);
+  w.memory_write_bytes = static_cast<double>(total.memory_write_bytes);
+  w.writeback_bytes = static_cast<double>(total.writeback_bytes - total.unpaced_writeback_bytes);
+  w.posted_bytes = static_cast<double>(total.unpaced_writeback_bytes);
+  w.memory_reads = w.memory_read_bytes / static_cast<double>(hierarchy_.unit_bytes());
+  if (total.memory_read_bytes + total.memory_write_bytes > 0) w.deepest = n;  // waits on memory
+  w.read_regions = std::max(1, w.read_regions);
+  memory_bytes_ += total.memory_read_bytes + total.memory_write_bytes + total.writeback_bytes;
+  if (total.units == 0) {  // nothing to move (the caller's ranges were all empty)
+    const Tick now = queue_.now();
+    queue_.schedule(now, Priority::Response, [done = std::move(done), now] { done(now); });
+    return total;
+  }
+  pipes_.start(w, std::move(done));
+  return total;
+}
+
+}  // namespace fusim::residency

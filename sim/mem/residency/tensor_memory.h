@@ -1,0 +1,79 @@
+#pragma once
+// The memory system of the `tensor` fidelity as the executor drives it: a chunk of an op
+// (its slice of each range of a pass, on the op's cores) goes through range residency
+// (residency.h: which level serves each byte, what reaches memory) and becomes one flow of
+// the bandwidth pipes (pipes.h: when it is all in); one completion per chunk, no lines.
+//
+// Honoured from the machine: per cache level its size, line (of the first level: the
+// unit), latency and clock, ports, MSHRs, sharing, inclusion, write policy, write
+// allocation and validation; main memory through its curves (memory_curve.h). Not
+// honoured: associativity and replacement policy (every level is a fully associative LRU
+// of its size), and the order of lines within a chunk.
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "core/event_queue.h"
+#include "mem/cache/cache_config.h"
+#include "mem/cache/hierarchy.h"
+#include "mem/residency/memory_curve.h"
+#include "mem/residency/pipes.h"
+#include "mem/residency/residency.h"
+
+namespace fusim::residency {
+
+struct TensorRange {
+  Addr addr = 0;
+  std::uint64_t bytes = 0;
+  bool write = false;
+};
+
+// How the ranges of a chunk interleave: the line model runs each range of each core as its
+// own transfer, the transfers of a core taking turns at its first-level port a lookahead
+// window (64 cycles, about 64 units) at a time (sim/mem/cache/hierarchy_timing.cpp), so a
+// range read and written in one pass finds its bytes in L1 when it writes them. Here each
+// range is split among the cores in granules of this many units, round robin (which core
+// holds which bytes is then a function of the slice and the cores, as in the line model,
+// only with another cut: either way only an identical split finds the same bytes on the
+// same cores), and the ranges advance one granule per core at a time.
+constexpr std::uint64_t kInterleaveUnits = 64;
+
+class TensorMemory {
+ public:
+  using Done = std::function<void(Tick finish)>;
+  // bin_cores: cores per bin of private stacks (residency.h); cores are numbered bin by
+  // bin. `memory` must outlive this object.
+  TensorMemory(EventQueue& queue, const cache::HierarchyConfig& config,
+               const std::vector<int>& bin_cores, MemoryCurve& memory);
+
+  // The id of a set of cores (interned; the same list, the same id).
+  int group_of(const std::vector<int>& cores);
+  // Reads/writes one chunk: `ranges` are its slices, each split evenly over the `cores`
+  // cores of group `group` in bin `bin`; `done` runs (as an event) when the pipes have
+  // served it all. Returns what the chunk sends to main memory, as served.
+  Served issue(int bin, int group, int cores, const std::vector<TensorRange>& ranges, Done done);
+
+  int levels() const { return hierarchy_.levels(); }
+  std::uint64_t unit_bytes() const { return hierarchy_.unit_bytes(); }
+  Tick hit_latency(int level) const { return hit_latency_[static_cast<std::size_t>(level)]; }
+  Tick miss_issue_latency() const { return hit_latency_.back(); }
+  Tick port_occupancy(int level) const;
+  cache::HierarchyStats stats() const { return hierarchy_.stats(); }
+  std::uint64_t memory_bytes() const { return memory_bytes_; }
+  const Pipes& pipes() const { return pipes_; }
+
+ private:
+  static PipeConfig pipe_config(const cache::HierarchyConfig& config);
+
+  EventQueue& queue_;
+  ResidencyHierarchy hierarchy_;
+  Pipes pipes_;
+  std::vector<Tick> hit_latency_;
+  std::vector<Tick> unit_time_;
+  std::map<std::vector<int>, int> groups_;
+  std::uint64_t memory_bytes_ = 0;
+};
+
+}  // namespace fusim::residency

@@ -1,0 +1,263 @@
+// Measurements that can decide (issue 16, point 5): the rule that stops sampling, the rule
+// that drops steps disturbed by other processes, and the sentences a run ends with, on
+// synthetic samples whose outcome is worked out by hand.
+#include <ATen/Parallel.h>  // before Catch: c10's glog CHECK would replace Catch's
+#include <pthread.h>
+#include <sched.h>
+#include <atomic>
+#include <catch2/catch.hpp>
+#include <thread>
+
+#include "backend/executor.h"
+#include "backend/run_plan.h"
+#include "backend/step_stats.h"
+#include "core/error.h"
+#include "workload/trace_io.h"
+
+using namespace fusim;
+using backend::StepSample;
+
+namespace {
+StepSample sample(Tick wall, Tick cpu, Tick waited = -1) {
+  StepSample s;
+  s.wall = wall;
+  s.cpu = cpu;
+  s.waited = waited;
+  return s;
+}
+bool all_narrow(const std::vector<Tick>& base, const std::vector<Tick>& cand, double points) {
+  return backend::bootstrap_speedup(base, cand).half_width_points() < points;
+}
+}  // namespace
+
+TEST_CASE(
+    "A step is disturbed when its main thread ran < min share of its wall time, or its "
+    "threads waited for a core > 1 - min share of it") {
+  CHECK_FALSE(backend::disturbed(sample(1000, 950), 0.9));
+  CHECK(backend::disturbed(sample(1000, 899), 0.9));  // preempted (or asleep on a worker)
+  CHECK_FALSE(backend::disturbed(sample(1000, 1000, 99), 0.9));  // waited 0.099 of it
+  CHECK(backend::disturbed(sample(1000, 1000, 101), 0.9));       // waited for a core
+  CHECK_FALSE(backend::disturbed(sample(1000, 1000, -1), 0.9));  // wait unknown: CPU only
+  CHECK_FALSE(backend::disturbed(sample(1000, 10, 900), 0.0));   // 0: never
+}
+
+TEST_CASE("Disturbed steps are dropped, unless fewer than 2 would be left") {
+  const auto quiet = sample(1000, 1000), busy = sample(1000, 500);
+  CHECK((backend::drop_disturbed({quiet, busy, quiet, busy}, 0.9) ==
+         std::vector<bool>{false, true, false, true}));
+  // One quiet step is no sample: all kept (the notes say the figures are from a busy host).
+  CHECK((backend::drop_disturbed({busy, quiet, busy}, 0.9) ==
+         std::vector<bool>{false, false, false}));
+  CHECK((backend::drop_disturbed({busy, busy}, 0.0) == std::vector<bool>{false, false}));
+}
+
+TEST_CASE("Sampling stops at the first round whose speedup CI is within +-1 point") {
+  // Candidate: always 100. Baseline: round 1 = 90, 110, 90, 110, 90 (its resampled median
+  // is 90 or 110 nearly always: the CI spans about [0.9, 1.1], +-10 points); each later
+  // round adds 20 steps of 100. After round 2, 5 of 25 baseline steps are off 100: a
+  // resample's median (its 13th value) is off 100 only if 13 of 25 draws hit the 2 (or 3)
+  // steps on one side, p = 0.08 or 0.12 each: never in 2000 seeded resamples. The CI is
+  // [1, 1], and sampling stops after one extension round.
+  std::vector<Tick> base{90, 110, 90, 110, 90}, cand{100, 100, 100, 100, 100};
+  REQUIRE_FALSE(all_narrow(base, cand, 1.0));
+  double clock = 0;
+  int rounds_run = 0;
+  auto round = [&] {
+    ++rounds_run;
+    for (int i = 0; i < 20; ++i) {
+      base.push_back(100);
+      cand.push_back(100);
+    }
+    clock += 1;
+  };
+  auto converged = [&] { return all_narrow(base, cand, 1.0); };
+  auto elapsed = [&] { return clock; };
+  CHECK(backend::extend_sampling(converged, elapsed, 100, round) == 1);
+  CHECK(rounds_run == 1);
+  CHECK(base.size() == 25);
+  const auto s = backend::bootstrap_speedup(base, cand);
+  CHECK(s.low == 1.0);
+  CHECK(s.high == 1.0);
+}
+
+TEST_CASE("Sampling stops at --max-time when the CI never narrows, and never without it") {
+  // Two orderings 10% apart in alternation: the baseline's median flips between 90 and 110
+  // however many steps come, so the CI stays wide. One round lasts 1 s on this clock: with
+  // --max-time 2.5, rounds start at 0, 1 and 2 s, and none at 3 s.
+  std::vector<Tick> base{90, 110}, cand{100, 100};
+  double clock = 0;
+  auto round = [&] {
+    base.push_back(90);
+    base.push_back(110);
+    cand.push_back(100);
+    cand.push_back(100);
+    clock += 1;
+  };
+  auto converged = [&] { return all_narrow(base, cand, 1.0); };
+  auto elapsed = [&] { return clock; };
+  CHECK(backend::extend_sampling(converged, elapsed, 2.5, round) == 3);
+  CHECK(clock == 3);
+  CHECK(backend::extend_sampling(converged, elapsed, 0, round) == 0);  // 0: no extension
+  CHECK(clock == 3);
+}
+
+TEST_CASE("run: extension rounds add one block per schedule until the CI target or the time") {
+  const auto trace = workload::load_trace(FUSIM_SOURCE_DIR "/traces/examples/mlp_tiny.json");
+  backend::RunOptions o;
+  o.warmup = 1;
+  o.steps = 2;
+  o.block = 2;
+  o.pin = false;
+  o.min_cpu_ratio = 0;  // every step kept: the counts below are exact
+  const auto schedules = backend::build_run_schedules(
+      trace, {schedule::Ordering::Eager, schedule::Ordering::ForwardFused}, "sgd",
+      schedule::OptimizerImpl::Foreach, o);
+  SECTION("a target reached at once: no extension") {
+    o.ci_points = 1e9;
+    o.max_time_s = 100;
+    const auto report =
+        backend::run_schedules(trace, schedules, backend::optimizer_config("sgd"), o);
+    CHECK(report.conditions.rounds == 1);
+    CHECK(report.conditions.converged);
+    for (const auto& r : report.results) CHECK(r.steps_measured == 2);
+  }
+  SECTION("a target no run of ~0.1 ms steps reaches in 0.5 s: rounds until the time is up") {
+    o.ci_points = 1e-9;
+    o.max_time_s = 0.5;
+    const auto report =
+        backend::run_schedules(trace, schedules, backend::optimizer_config("sgd"), o);
+    const int rounds = report.conditions.rounds;
+    CHECK(rounds >= 2);
+    CHECK_FALSE(report.conditions.converged);
+    CHECK(report.conditions.elapsed_s >= 0.5);
+    for (std::size_t k = 0; k < report.results.size(); ++k) {
+      const auto& r = report.results[k];
+      CHECK(r.steps_measured == 2 * rounds);  // 2 + one block of 2 per extra round
+      CHECK(report.quality[k].steps_run == 2 * rounds);
+      // Iterations: warm-up 0, re-warm 1, measured 2-3, then per round a re-warm and 2
+      // measured steps of the last steady iteration, numbered on: the last is 3 x rounds.
+      CHECK(r.per_op.back().step == 3 * rounds);
+    }
+    // The schedule's own steps sufficed: forward-fused's flush ran after the repeats.
+    CHECK(report.notes.back().find("still wider than +-1e-09") != std::string::npos);
+  }
+}
+
+TEST_CASE("run's notes: inside or outside the noise, busy machine, dropped steps, wide CIs") {
+  backend::RunReport report;
+  exec::RunResult eager, fused;
+  eager.ordering = "eager";
+  fused.ordering = "backward-fused";
+  eager.execution = fused.execution = "layers";
+  eager.step_times = {100, 101};
+  fused.step_times = {95, 96};
+  report.results = {eager, fused};
+  report.baseline = 0;
+  report.baselines = {0, 0};
+  backend::SpeedupInterval one, s;
+  s.speedup = 1.02;
+  s.low = 0.99;
+  s.high = 1.05;
+  report.speedups = {one, s};
+  backend::StepQuality quiet, disturbed;
+  quiet.steps_run = 2;
+  quiet.samples = {sample(1000, 1000), sample(1000, 1000)};
+  disturbed.steps_run = 3;
+  disturbed.steps_dropped = 1;
+  disturbed.samples = {sample(1000, 1000), sample(1000, 400), sample(1000, 1000)};
+  report.quality = {quiet, disturbed};
+  report.conditions.cpus = 2;
+  report.conditions.threads = 2;
+  report.conditions.load_before = 1.2;  // > 2 - 2 + 0.5: someone else runs
+  report.conditions.pin_note = "threads not pinned: 4 threads on the 2 cores this process may use";
+  backend::RunOptions o;
+  o.max_time_s = 0;
+  const auto notes = backend::describe_run(report, o);
+  auto has = [&](const std::string& text) {
+    for (const auto& n : notes)
+      if (n.find(text) != std::string::npos) return true;
+    return false;
+  };
+  CHECK(has("busy machine: load average 1.20 before the run on 2 cores for 2 threads"));
+  CHECK(has("dropped 1 of 5 measured steps as disturbed"));
+  CHECK(has("threads not pinned: 4 threads"));
+  CHECK(
+      has("backward-fused: 1.020x eager, 95% CI [0.990, 1.050]: inside the noise, this run "
+          "cannot tell it from eager"));
+  // Half width 3 points >= 1: said, with the way to narrow it.
+  CHECK(has("95% CIs wider than +-1 point(s): backward-fused +-3.0 (raise --steps or --max-time)"));
+  report.speedups[1].low = 1.015;
+  report.speedups[1].high = 1.025;
+  report.conditions.load_before = 0.3;
+  const auto quiet_notes = backend::describe_run(report, o);
+  bool outside = false, busy = false, wide = false;
+  for (const auto& n : quiet_notes) {
+    outside |= n.find("faster than eager, outside the noise") != std::string::npos;
+    busy |= n.find("busy machine") != std::string::npos;
+    wide |= n.find("wider than") != std::string::npos;
+  }
+  CHECK(outside);
+  CHECK_FALSE(busy);
+  CHECK_FALSE(wide);  // +-0.5 points
+}
+
+TEST_CASE("run: a thread competing for the core is seen, its steps dropped and counted") {
+  // The run's one intra-op thread is pinned to the first allowed core, and so is a thread
+  // that spins throughout: the scheduler shares that core between them in slices of a few
+  // ms (CFS), so the main thread is off the core for part of some ~0.1 ms steps of 200,
+  // and those steps' CPU time falls short of their wall time (or the wait shows in
+  // schedstat). The test restores its own affinity and thread count afterwards.
+  cpu_set_t saved;
+  REQUIRE(sched_getaffinity(0, sizeof saved, &saved) == 0);
+  const int threads_before = at::get_num_threads();
+  int first = -1;
+  for (int c = 0; c < CPU_SETSIZE && first < 0; ++c)
+    if (CPU_ISSET(c, &saved)) first = c;
+  std::atomic<bool> stop{false};
+  std::thread spinner([&] {
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(first, &one);
+    pthread_setaffinity_np(pthread_self(), sizeof one, &one);
+    while (!stop.load(std::memory_order_relaxed)) {
+    }
+  });
+  const auto trace = workload::load_trace(FUSIM_SOURCE_DIR "/traces/examples/mlp_tiny.json");
+  backend::RunOptions o;
+  o.threads = 1;
+  o.warmup = 2;
+  o.steps = 200;
+  o.block = 200;
+  const auto schedules = backend::build_run_schedules(trace, {schedule::Ordering::Eager}, "sgd",
+                                                      schedule::OptimizerImpl::Foreach, o);
+  const auto report = backend::run_schedules(trace, schedules, backend::optimizer_config("sgd"), o);
+  stop = true;
+  spinner.join();
+  sched_setaffinity(0, sizeof saved, &saved);
+  at::set_num_threads(threads_before);
+
+  CHECK((report.conditions.pinned_cpus == std::vector<int>{first}));
+  const auto& q = report.quality.at(0);
+  CHECK(q.steps_run == 200);
+  CHECK(q.steps_dropped >= 1);
+  CHECK(report.results[0].steps_measured == 200 - q.steps_dropped);
+  bool said = false;
+  for (const auto& n : report.notes) said |= n.find("as disturbed") != std::string::npos;
+  CHECK(said);
+}
+
+TEST_CASE("Bad measurement options are input errors naming the option") {
+  backend::RunOptions o;
+  CHECK_NOTHROW(backend::check_run_options(o));
+  o.max_time_s = -1;
+  CHECK_THROWS_WITH(backend::check_run_options(o),
+                    Catch::Contains("--max-time: expected seconds >= 0, got -1"));
+  o.max_time_s = 0;
+  o.ci_points = 0;
+  CHECK_THROWS_WITH(backend::check_run_options(o),
+                    Catch::Contains("--ci-points: expected points > 0, got 0"));
+  o.ci_points = 1;
+  o.min_cpu_ratio = 1;
+  CHECK_THROWS_WITH(backend::check_run_options(o),
+                    Catch::Contains("--min-cpu-ratio: expected a share in [0, 1), got 1"));
+}

@@ -1,0 +1,301 @@
+// Calibrated and profiled compute times (issue 16, points 2 and 3): the per-family fit
+// recovers known coefficients, the cost model and a profile's compute times reach the
+// simulated op as computed by hand, and an op measured in isolation and simulated in
+// isolation gives its measured time back.
+#include <catch2/catch.hpp>
+#include <cmath>
+
+#include "builders/machine_builder.h"
+#include "compute/access_program.h"
+#include "compute/cost_fit.h"
+#include "compute/op_cost_model.h"
+#include "compute/op_signature.h"
+#include "core/error.h"
+#include "exec/compute_solver.h"
+#include "exec/op_profile.h"
+#include "exec/simulate.h"
+#include "schedule/schedule.h"
+#include "workload/trace_io.h"
+
+using namespace fusim;
+using schedule::AccessMode;
+
+namespace {
+workload::Trace mlp() {
+  return workload::parse_trace(nlohmann::json::parse(R"(
+ {"format":"fusim-trace","version":1,"model":"mlp","batch":2,"dtype":"float32","source":"test",
+  "inputs":[{"name":"input","shape":[2,4]},{"name":"target","shape":[2],"dtype":"int64"}],
+  "layers":[
+   {"id":0,"name":"fc1","op":"linear","attrs":{"bias":true},"inputs":["input"],"output":[2,8],
+    "params":[{"name":"fc1.weight","shape":[8,4]},{"name":"fc1.bias","shape":[8]}]},
+   {"id":1,"name":"act","op":"relu","attrs":{},"inputs":[0],"output":[2,8]},
+   {"id":2,"name":"fc2","op":"linear","attrs":{"bias":false},"inputs":[1],"output":[2,3],
+    "params":[{"name":"fc2.weight","shape":[3,8]}]},
+   {"id":3,"name":"loss","op":"cross_entropy","attrs":{},"inputs":[2,"target"],"output":[]}]})"),
+                               "mlp.json");
+}
+
+// One relu F op (layer 1) reading h and writing a, 64 B each, with `flops`.
+schedule::Schedule one_relu(std::int64_t flops) {
+  schedule::Schedule s;
+  s.steps = 1;
+  for (int t = 0; t < 2; ++t) {
+    schedule::Tensor x;
+    x.id = t;
+    x.name = t == 0 ? "h" : "a";
+    x.bytes = 64;
+    x.address = std::uint64_t(t) * 64;
+    s.tensors.push_back(x);
+  }
+  schedule::Op op;
+  op.kind = schedule::OpKind::Forward;
+  op.layer = 1;
+  op.layer_op = workload::OpKind::Relu;
+  op.flops = flops;
+  op.passes.push_back({{{0, AccessMode::Read}, {1, AccessMode::Write}}, flops});
+  s.ops.push_back(op);
+  return s;
+}
+
+exec::SimOptions no_warmup() {
+  exec::SimOptions o;
+  o.warmup_steps = 0;
+  return o;
+}
+}  // namespace
+
+TEST_CASE("cost fit: recovers a GEMM family's fixed cost, efficiency and half sizes") {
+  compute::FamilyCost truth;
+  truth.fixed_ns = 5000;
+  truth.efficiency = 0.6;
+  truth.half_m = 64;
+  truth.half_n = 32;
+  const double peak = 1e11;
+  std::vector<compute::CostPoint> points;
+  for (std::int64_t m : {8, 32, 128, 512, 2048})
+    for (std::int64_t n : {16, 64, 256, 1024})
+      for (std::int64_t k : {64, 576}) {
+        compute::CostPoint p;
+        p.shape.gemm = true;
+        p.shape.m = m, p.shape.n = n, p.shape.k = k;
+        p.flops = 2 * m * n * k;
+        p.time_ns = compute::model_time_ns(truth, peak, p);
+        points.push_back(p);
+      }
+  const auto fit = compute::fit_family_cost(points, peak, false);
+  CHECK(fit.fixed_ns == Approx(5000).epsilon(1e-3));
+  CHECK(fit.efficiency == Approx(0.6).epsilon(1e-3));
+  CHECK(fit.half_m == Approx(64).epsilon(1e-3));
+  CHECK(fit.half_n == Approx(32).epsilon(1e-3));
+  CHECK(fit.half_k == 0);
+  CHECK(fit.per_kernel_ns == 0);
+  CHECK(fit.points == int(points.size()));
+  CHECK(fit.fit_error_pct < 0.01);
+}
+
+TEST_CASE("cost fit: recovers an update family's per-kernel cost and efficiency") {
+  compute::FamilyCost truth;
+  truth.fixed_ns = 2000;
+  truth.per_kernel_ns = 800;
+  truth.efficiency = 0.3;
+  const double peak = 4e10;
+  std::vector<compute::CostPoint> points;
+  for (std::int64_t e : {256, 4096, 65536, 1 << 20, 1 << 23})
+    for (int kernels : {3, 11, 24}) {
+      compute::CostPoint p;
+      p.shape.elements = e;
+      p.kernels = kernels;
+      p.flops = (kernels == 11 ? 12 : 4) * e;
+      p.time_ns = compute::model_time_ns(truth, peak, p);
+      points.push_back(p);
+    }
+  const auto fit = compute::fit_family_cost(points, peak, true);
+  CHECK(fit.fixed_ns == Approx(2000).epsilon(1e-3));
+  CHECK(fit.per_kernel_ns == Approx(800).epsilon(1e-3));
+  CHECK(fit.efficiency == Approx(0.3).epsilon(1e-3));
+  CHECK(fit.half_elements == 0);
+  CHECK(fit.fit_error_pct < 0.01);
+  // With FLOPs proportional to elements, a half size is a fixed cost in disguise:
+  // flops / (peak eff) x h / e = (flops / e) h / (peak eff). The fit finds the same
+  // times with h = 0 (it prefers the simpler model on ties).
+  truth.half_elements = 16384;
+  for (auto& p : points)
+    p.flops = 12 * p.shape.elements, p.time_ns = compute::model_time_ns(truth, peak, p);
+  const auto same = compute::fit_family_cost(points, peak, true);
+  CHECK(same.half_elements == 0);
+  CHECK(same.fixed_ns == Approx(2000 + 12 * 16384 / (peak * 0.3) * 1e9).epsilon(1e-3));
+  CHECK(same.fit_error_pct < 0.01);
+}
+
+TEST_CASE("cost fit: noisy points give a fit error of the noise's size") {
+  // +-10% alternating around a pure fixed cost of 1 us: least squares of the relative error
+  // gives f = sum(1/T) / sum(1/T^2) = 980.2 ns, off by 8.9% and 10.9%.
+  std::vector<compute::CostPoint> points;
+  for (int i = 0; i < 8; ++i) {
+    compute::CostPoint p;
+    p.shape.elements = 1;
+    p.flops = 0;
+    p.time_ns = i % 2 ? 1100 : 900;
+    points.push_back(p);
+  }
+  const auto fit = compute::fit_family_cost(points, 1e10, false);
+  const double f = (1 / 900.0 + 1 / 1100.0) / (1 / (900.0 * 900.0) + 1 / (1100.0 * 1100.0));
+  CHECK(fit.fixed_ns == Approx(f).epsilon(1e-9));
+  CHECK(fit.fit_error_pct ==
+        Approx(100 * (std::abs(f / 900 - 1) + std::abs(f / 1100 - 1)) / 2).epsilon(1e-6));
+}
+
+TEST_CASE("set_compute_time spreads a time over passes by FLOPs, summing exactly") {
+  compute::AccessProgram p;
+  p.passes.resize(3);
+  p.passes[0].flops = 1;
+  p.passes[1].flops = 1;
+  p.passes[2].flops = 1;
+  compute::set_compute_time(p, 1000);
+  // 333.33.. each, cumulatively rounded: 333, 334 (667 - 333), 333.
+  CHECK(p.passes[0].compute == 333);
+  CHECK(p.passes[1].compute == 334);
+  CHECK(p.passes[2].compute == 333);
+  p.passes[0].flops = 0, p.passes[1].flops = 3, p.passes[2].flops = 1;
+  compute::set_compute_time(p, 1000);
+  CHECK(p.passes[0].compute == 0);
+  CHECK(p.passes[1].compute == 750);
+  CHECK(p.passes[2].compute == 250);
+}
+
+TEST_CASE("a calibrated family and a profile's compute time reach the op, by hand") {
+  const auto trace = mlp();
+  const auto s = one_relu(200);
+  // Without a cost model (tiny_cpu: 2 FLOP/ns, no dispatch): h and a miss, issued at 0 and
+  // 1 ns, a's data in at 13 ns (1 + 1 ns of lookups, 10 ns memory, after the issue at 1);
+  // 200 FLOP = 100 ns of compute after the data: 113 ns.
+  nlohmann::json doc = test::defaults::tiny_cpu().json();
+  const auto machine = [](const nlohmann::json& d) { return exec::parse_machine(d, "tiny.json"); };
+  CHECK(exec::simulate(trace, s, machine(doc), no_warmup()).per_op[0].end == ns(113));
+  // relu.F calibrated: 1 us fixed before the work, efficiency 0.5 -> 200 FLOP at 1 FLOP/ns
+  // = 200 ns: 1000 + 13 + 200.
+  doc["compute"]["op_costs"] = {{"relu.F", {{"fixed_ns", 1000}, {"efficiency", 0.5}}}};
+  const auto m = machine(doc);
+  CHECK(compute::op_family(trace, s, s.ops[0]) == "relu.F");
+  CHECK(exec::simulate(trace, s, m, no_warmup()).per_op[0].end == ns(1213));
+  // A profile's compute time replaces the computed one; the serial part stays.
+  auto o = no_warmup();
+  o.op_compute = {ns(300)};
+  CHECK(exec::simulate(trace, s, m, o).per_op[0].end == ns(1313));
+  // A family the machine lacks keeps the class-efficiency path.
+  doc["compute"]["op_costs"] = {{"linear.F", {{"fixed_ns", 1000}, {"efficiency", 0.5}}}};
+  CHECK(exec::simulate(trace, s, machine(doc), no_warmup()).per_op[0].end == ns(113));
+}
+
+TEST_CASE("an op measured in isolation and simulated in isolation gives its time back") {
+  const auto trace = mlp();
+  schedule::ScheduleOptions so;
+  so.optimizer = "adam";
+  so.steps = 2;
+  const auto s = schedule::build_schedule(trace, so);
+  // 8 GB/s of DRAM: memory matters but does not dominate these tiny ops.
+  const auto m = test::defaults::tiny_cpu().memory(50, 8).build();
+  const auto o = no_warmup();
+  int checked = 0;
+  for (const auto& op : s.ops) {
+    if (op.kernels == 0 || op.step != 0) continue;
+    const auto iso = exec::isolated_schedule(s, op.id, exec::kIsolationRepeats);
+    const Tick model = exec::simulate_isolated(trace, iso, m, o, -1);
+    const Tick memory_only = exec::simulate_isolated(trace, iso, m, o, 0);
+    for (double factor : {1.0, 1.7, 5.0}) {
+      const Tick measured = memory_only + Tick(double(model) * factor);
+      const auto c = exec::solve_compute_time(trace, s, op.id, m, o, measured);
+      INFO(compute::op_signature(trace, s, op).description << " x" << factor);
+      CHECK(c.exact);
+      const Tick back = exec::simulate_isolated(trace, iso, m, o, c.compute);
+      CHECK(std::abs(back - measured) <= std::max<Tick>(ns(1), measured / 10000));
+      CHECK(c.simulated == back);
+    }
+    // Faster than the simulated memory alone: compute 0, flagged as not exact.
+    if (memory_only > ns(2)) {
+      const auto c = exec::solve_compute_time(trace, s, op.id, m, o, memory_only / 2);
+      CHECK(c.compute == 0);
+      CHECK_FALSE(c.exact);
+    }
+    ++checked;
+  }
+  CHECK(checked >= 8);
+}
+
+TEST_CASE("a profile drives every op of a schedule, and a missing op is named") {
+  const auto trace = mlp();
+  schedule::ScheduleOptions so;
+  so.optimizer = "sgd";
+  so.impl = schedule::OptimizerImpl::Foreach;
+  so.steps = 3;
+  const auto s = schedule::build_schedule(trace, so);
+  const auto m = test::defaults::tiny_cpu().memory(50, 8).build();
+  exec::OpProfile profile;
+  profile.file = "p.json";
+  profile.optimizer = "sgd";
+  profile.impl = "foreach";
+  const auto distinct = exec::distinct_ops(trace, s);
+  for (const auto& d : distinct) {
+    exec::ProfiledOp p;
+    p.signature = d.signature;
+    p.median = us(3) + us(1) * Tick(profile.ops.size());  // 3, 4, 5 ... us
+    p.repeats = 5;
+    profile.ops.push_back(p);
+  }
+  exec::ProfiledCompute pc(profile, m, no_warmup());
+  const auto compute = pc.op_compute(trace, s);
+  CHECK(pc.solved() == int(distinct.size()));
+  CHECK(pc.inexact().empty());
+  // Each op alone with its solved compute takes its measured time.
+  for (const auto& op : s.ops) {
+    if (op.kernels == 0) continue;
+    const auto sig = compute::op_signature(trace, s, op).key;
+    const Tick measured = profile.find(sig)->median;
+    const auto iso = exec::isolated_schedule(s, op.id, exec::kIsolationRepeats);
+    const Tick back = exec::simulate_isolated(trace, iso, m, no_warmup(), compute[op.id]);
+    CHECK(std::abs(back - measured) <= std::max<Tick>(ns(1), measured / 10000));
+  }
+  // A profile of another optimizer, or one that lacks an op, is refused by name.
+  profile.optimizer = "adam";
+  exec::ProfiledCompute wrong(profile, m, no_warmup());
+  CHECK_THROWS_WITH(wrong.op_compute(trace, s),
+                    Catch::Contains("p.json: optimizer: expected \"sgd\""));
+  profile.optimizer = "sgd";
+  profile.ops.pop_back();
+  exec::ProfiledCompute partial(profile, m, no_warmup());
+  CHECK_THROWS_WITH(partial.op_compute(trace, s),
+                    Catch::Contains("p.json: ops: expected a measurement of every op"));
+}
+
+TEST_CASE("profile files: round trip and strict reading") {
+  exec::OpProfile p;
+  p.trace = "t.json";
+  p.threads = 2;
+  p.optimizer = "adam";
+  p.impl = "loop";
+  exec::ProfiledOp op;
+  op.signature = "00112233aabbccdd";
+  op.kind = "F";
+  op.op = "conv2d";
+  op.median = ns(812345);
+  op.p25 = ns(800000);
+  op.p75 = ns(830000);
+  op.repeats = 9;
+  p.ops.push_back(op);
+  const auto back = exec::parse_op_profile(exec::op_profile_json(p), "p.json");
+  REQUIRE(back.ops.size() == 1);
+  CHECK(back.ops[0].median == ns(812345));
+  CHECK(back.ops[0].p75 == ns(830000));
+  CHECK(back.impl == "loop");
+  auto doc = exec::op_profile_json(p);
+  doc["ops"].push_back(doc["ops"][0]);
+  CHECK_THROWS_WITH(exec::parse_op_profile(doc, "p.json"),
+                    Catch::Contains("p.json: ops[1].signature"));
+  doc = exec::op_profile_json(p);
+  doc["format"] = "fusim-trace";
+  CHECK_THROWS_WITH(exec::parse_op_profile(doc, "p.json"),
+                    Catch::Contains("p.json: format: expected \"fusim-profile\""));
+  doc = exec::op_profile_json(p);
+  doc["ops"][0]["median_ns"] = -1;
+  CHECK_THROWS_AS(exec::parse_op_profile(doc, "p.json"), InputError);
+}

@@ -1,0 +1,125 @@
+// Bandwidth-latency curves measured on the DRAM controller: each point obeys Little's law
+// for the closed loop that produced it, bandwidth never passes the datasheet peak and
+// streaming reads come close to it, and interpolation between write shares is linear.
+#include <fmt/format.h>
+#include <catch2/catch.hpp>
+#include <filesystem>
+
+#include <unistd.h>
+
+#include "mem/dram/dram_spec.h"
+#include "mem/residency/dram_curve.h"
+
+using namespace fusim;
+using namespace fusim::residency;
+
+namespace {
+DramCurveParams params(int cores, int mshrs, Tick path) {
+  DramCurveParams p;
+  p.request_bytes = 64;
+  p.cores = cores;
+  p.mshrs = mshrs;
+  p.path_latency = path;
+  return p;
+}
+}  // namespace
+
+TEST_CASE("every point of a read curve obeys Little's law") {
+  // a cores x m reads in flight, each cycling through the path latency and its read
+  // latency, move a x m x 64 B per (path + latency) on average.
+  const auto spec = dram::load_dram_preset("ddr4-3200");
+  const DramCurve c = measure_dram_curve(spec, params(8, 6, 30'000), DramPattern::Stream, 2, 0.0);
+  REQUIRE(c.points.size() >= 3);
+  for (const CurvePoint& p : c.points) {
+    INFO(p.cores << " cores: " << p.bandwidth / 1e9 << " GB/s at " << p.read_latency << " ps");
+    const double little = p.cores * 6 * 64.0 / (to_seconds(30'000 + p.read_latency));
+    CHECK(p.bandwidth == Approx(little).epsilon(0.03));
+  }
+}
+
+TEST_CASE("streaming reads approach the datasheet peak and never pass it") {
+  // One DDR4-3200 channel: 8 B x 3200 MT/s = 25.6 GB/s. Refresh alone takes tRFC/tREFI =
+  // 350 / 7800 = 4.5% (JESD79-4); sequential lines are row hits. 16 cores x 16 reads in
+  // flight keep the 32-entry queue full.
+  const auto spec = dram::load_dram_preset("ddr4-3200");
+  const DramCurve c = measure_dram_curve(spec, params(16, 16, 0), DramPattern::Stream, 1, 0.0);
+  CHECK(c.peak_bandwidth() <= 25.6e9);
+  CHECK(c.peak_bandwidth() >= 0.85 * 25.6e9);
+  // Random lines conflict in rows: less than streams.
+  const DramCurve r = measure_dram_curve(spec, params(16, 16, 0), DramPattern::Random, 1, 0.0);
+  CHECK(r.peak_bandwidth() < c.peak_bandwidth());
+}
+
+TEST_CASE("one read alone waits a column access, at most a row switch more") {
+  // Idle latency of a lone stream's read: at least CL + BL/2 (a row hit: 22 + 4 cycles of
+  // 625 ps), at most tRP + tRCD + CL + BL/2 (a conflict) plus a few cycles of controller.
+  const auto spec = dram::load_dram_preset("ddr4-3200");
+  const DramCurve c = measure_dram_curve(spec, params(1, 1, 0), DramPattern::Stream, 1, 0.0);
+  const Tick lat = c.points.front().read_latency;
+  CHECK(lat >= (22 + 4) * 625);
+  CHECK(lat <= (22 + 22 + 22 + 4 + 8) * 625);
+}
+
+TEST_CASE("curves are measured once, the same for the same configuration") {
+  const auto spec = dram::load_dram_preset("ddr4-3200");
+  DramCurveStore store;
+  auto a = store.get(spec, params(4, 4, 10'000));
+  auto b = store.get(spec, params(4, 4, 10'000));
+  CHECK(a == b);
+  auto c = store.get(spec, params(4, 8, 10'000));
+  CHECK(a != c);
+  const double peak = a->peak_bandwidth(DramPattern::Stream, 2, 0.0);
+  CHECK(a->measured() == 1);
+  CHECK(a->peak_bandwidth(DramPattern::Stream, 2, 0.0) == peak);
+  CHECK(a->measured() == 1);
+  const DramCurve again =
+      measure_dram_curve(spec, params(4, 4, 10'000), DramPattern::Stream, 2, 0.0);
+  CHECK(again.peak_bandwidth() == peak);  // deterministic
+  // Between measured shares, linear: a third of the way from 0.25 to 0.5.
+  const double p25 = a->curve(DramPattern::Stream, 2, 1).peak_bandwidth();
+  const double p50 = a->curve(DramPattern::Stream, 2, 2).peak_bandwidth();
+  CHECK(a->peak_bandwidth(DramPattern::Stream, 2, 0.25 + 0.25 / 3) ==
+        Approx(p25 + (p50 - p25) / 3).epsilon(1e-12));
+}
+
+TEST_CASE("curves are measured at the nearest power-of-two region count") {
+  CHECK(region_bucket(1) == 1);
+  CHECK(region_bucket(2) == 2);
+  CHECK(region_bucket(3) == 4);  // 3 >= 1.5 x 2
+  CHECK(region_bucket(5) == 4);  // 5 < 1.5 x 4
+  CHECK(region_bucket(6) == 8);
+  CHECK(region_bucket(9) == 8);
+  CHECK(region_bucket(40) == 16);  // at most 16
+}
+
+TEST_CASE("a curve read back from the cache folder is the curve measured") {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / fmt::format("fusim-curve-test-{}", ::getpid());
+  fs::remove_all(dir);
+  const auto spec = dram::load_dram_preset("ddr4-3200");
+  double measured_peak = 0;
+  Tick measured_latency = 0;
+  {
+    DramCurves first(spec, params(4, 4, 10'000), dir.string());
+    measured_peak = first.peak_bandwidth(DramPattern::Stream, 2, 0.0);
+    measured_latency = first.read_latency_at(DramPattern::Stream, 2, 0.0, measured_peak / 2);
+    CHECK(first.measured() == 1);
+    CHECK(first.loaded() == 0);
+  }
+  {
+    DramCurves second(spec, params(4, 4, 10'000), dir.string());
+    CHECK(second.peak_bandwidth(DramPattern::Stream, 2, 0.0) == measured_peak);
+    CHECK(second.read_latency_at(DramPattern::Stream, 2, 0.0, measured_peak / 2) ==
+          measured_latency);
+    CHECK(second.measured() == 0);
+    CHECK(second.loaded() == 1);
+  }
+  {
+    // Other parameters: another key, not the file above.
+    DramCurves other(spec, params(4, 8, 10'000), dir.string());
+    other.peak_bandwidth(DramPattern::Stream, 2, 0.0);
+    CHECK(other.measured() == 1);
+    CHECK(other.loaded() == 0);
+  }
+  fs::remove_all(dir);
+}
