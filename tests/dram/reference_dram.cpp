@@ -3,7 +3,10 @@
 // first), the scheduler over every request of the active queue, row-policy closes, refresh
 // winning ties over requests and requests over closes. Later features that are part of the
 // model are added the simplest way: a block larger than a queue is admitted whole into the
-// empty queue (67f55c3). Timing: the "next allowed cycle" rules of bank_timing.cpp as they
+// empty queue (67f55c3); a row activated for a request is not precharged for the other
+// queue's requests before that request is served, which is served meanwhile (its column
+// command competes as its own part of the decision, after refresh and before requests).
+// Timing: the "next allowed cycle" rules of bank_timing.cpp as they
 // stood then, copied so that a change there cannot change this model too.
 #include "reference_dram.h"
 
@@ -124,6 +127,7 @@ struct RefEntry {
   Cycle arrival = 0;
   int flat_bank = 0, rank = 0, group = 0;
   bool is_write = false;
+  std::uint64_t seq = 0;  // arrival order in the channel (set by enqueue)
 };
 
 }  // namespace
@@ -162,6 +166,7 @@ class ReferenceChannel {
     if (idle()) catch_up(e.arrival);
     floor_ = std::max(floor_, e.arrival);
     (e.is_write ? writes_ : reads_).push_back(Queued{e, 0});
+    (e.is_write ? writes_ : reads_).back().e.seq = next_seq_++;
     decided_ = false;
   }
   Cycle next_cycle() {
@@ -177,7 +182,7 @@ class ReferenceChannel {
     decided_ = false;
     execute(d);
     if (d.entry >= 0 && (d.cmd == Command::RD || d.cmd == Command::WR)) {
-      auto& q = write_mode_ ? writes_ : reads_;
+      auto& q = d.queue ? writes_ : reads_;
       q.erase(q.begin() + d.entry);
       return true;
     }
@@ -202,6 +207,8 @@ class ReferenceChannel {
     Cycle last_column = 0;
     int accesses = 0;
     bool close_flag = false;
+    int commit_queue = -1;  // the request the row was activated for: its queue and seq
+    std::uint64_t commit_seq = 0;
   };
   struct Decision {
     Cycle cycle = kNoCycle;
@@ -209,6 +216,7 @@ class ReferenceChannel {
     int rank = 0, group = 0, bank = 0;
     std::int64_t row = -1;
     int entry = -1;
+    int queue = 0;
   };
   int group_of(int b) const { return (b % banks_per_rank_) / spec_.org.banks_per_group; }
 
@@ -253,7 +261,15 @@ class ReferenceChannel {
     const Decision refresh = best;
 
     // Requests of the active queue.
+    const int active = write_mode_ ? 1 : 0;
     const auto& q = write_mode_ ? writes_ : reads_;
+    auto committed_other = [&](int bank) {
+      return banks_[bank].commit_queue >= 0 && banks_[bank].commit_queue != active;
+    };
+    auto refresh_blocks = [&](Cycle ready, int rank, int bank) {
+      return ready >= refresh_due_[rank] &&
+             (all_bank || bank == rank * banks_per_rank_ + refresh_bank_[rank]);
+    };
     std::vector<bool> hit_mark(banks_.size(), false), conflict_mark(banks_.size(), false);
     for (const Queued& x : q) {
       const Bank& b = banks_[x.e.flat_bank];
@@ -283,12 +299,12 @@ class ReferenceChannel {
         hit = true;
       } else {
         if (hit_mark[e.flat_bank] && !capped(e.flat_bank)) continue;  // never close a hit
+        if (committed_other(e.flat_bank)) continue;  // its request of the other queue first
         cmd = Command::PRE;
       }
       const Cycle ready =
           std::max({base, e.arrival, timing_.earliest(cmd, e.rank, e.group, e.flat_bank)});
-      if (ready >= refresh_due_[e.rank] &&
-          (all_bank || e.flat_bank == e.rank * banks_per_rank_ + refresh_bank_[e.rank])) {
+      if (refresh_blocks(ready, e.rank, e.flat_bank)) {
         continue;  // a due refresh blocks its rank (all-bank) or its bank (per-bank)
       }
       candidates.push_back(Candidate{ready, e.arrival, e.requester, hit});
@@ -306,6 +322,29 @@ class ReferenceChannel {
       request.bank = e.flat_bank;
       request.row = e.row;
       request.entry = entry_of[k];
+      request.queue = active;
+    }
+
+    // Column commands of the other queue's requests whose rows were activated for them.
+    Decision committed;
+    std::uint64_t committed_seq = 0;
+    for (int bank = 0; bank < static_cast<int>(banks_.size()); ++bank) {
+      if (!committed_other(bank)) continue;
+      const int cq = banks_[bank].commit_queue;
+      const auto& other = cq ? writes_ : reads_;
+      std::size_t i = 0;
+      while (other[i].e.seq != banks_[bank].commit_seq) ++i;
+      const RefEntry& e = other[i].e;
+      const Command cmd = cq ? Command::WR : Command::RD;
+      const Cycle ready =
+          std::max({base, e.arrival, timing_.earliest(cmd, e.rank, e.group, e.flat_bank)});
+      if (refresh_blocks(ready, e.rank, e.flat_bank)) continue;
+      if (ready < committed.cycle || (ready == committed.cycle && e.seq < committed_seq)) {
+        committed.cycle = ready, committed.cmd = cmd, committed.rank = e.rank;
+        committed.group = e.group, committed.bank = e.flat_bank, committed.row = e.row;
+        committed.entry = static_cast<int>(i), committed.queue = cq;
+        committed_seq = e.seq;
+      }
     }
 
     // Row-policy precharges.
@@ -314,6 +353,7 @@ class ReferenceChannel {
       const Bank& b = banks_[bank];
       if (b.open_row < 0) continue;
       if (hit_mark[bank] && !capped(bank)) continue;
+      if (committed_other(bank)) continue;
       const int r = bank / banks_per_rank_;
       const int g = group_of(bank);
       Cycle ready = std::max(base, timing_.earliest(Command::PRE, r, g, bank));
@@ -324,8 +364,9 @@ class ReferenceChannel {
         close.bank = bank;
       }
     }
-    // Refresh wins ties, then requests, then policy closes.
+    // Refresh wins ties, then committed columns, then requests, then policy closes.
     decision_ = refresh;
+    if (committed.cycle < decision_.cycle) decision_ = committed;
     if (request.cycle < decision_.cycle) decision_ = request;
     if (close.cycle < decision_.cycle) decision_ = close;
   }
@@ -334,6 +375,7 @@ class ReferenceChannel {
     Bank& b = banks_[bank];
     b.open_row = -1;
     b.accesses = 0;
+    b.commit_queue = -1;
     --open_in_rank_[bank / banks_per_rank_];
     if (b.close_flag) {
       b.close_flag = false;
@@ -355,7 +397,7 @@ class ReferenceChannel {
             : d.cmd == Command::RD || d.cmd == Command::WR ? banks_[d.bank].open_row
                                                            : -1;
     log_.push_back(c);
-    Queued* x = d.entry >= 0 ? &(write_mode_ ? writes_ : reads_)[d.entry] : nullptr;
+    Queued* x = d.entry >= 0 ? &(d.queue ? writes_ : reads_)[d.entry] : nullptr;
     Bank& b = banks_[d.bank];
     switch (d.cmd) {
       case Command::ACT:
@@ -363,6 +405,7 @@ class ReferenceChannel {
         b.accesses = 0;
         ++open_in_rank_[d.rank];
         if (x && x->outcome == 0) x->outcome = 2;
+        if (x) b.commit_queue = d.queue, b.commit_seq = x->e.seq;
         break;
       case Command::PRE:
         close_bank(d.bank);
@@ -371,6 +414,7 @@ class ReferenceChannel {
       case Command::RD:
       case Command::WR: {
         if (x->outcome == 0) x->outcome = 1;
+        if (b.commit_queue == d.queue && b.commit_seq == x->e.seq) b.commit_queue = -1;
         ++b.accesses;
         b.last_column = d.cycle;
         scheduler_->on_column(x->e.requester, x->outcome == 1, x->e.arrival, d.cycle);
@@ -408,6 +452,7 @@ class ReferenceChannel {
   std::vector<int> closable_;
   std::vector<Queued> reads_, writes_;
   bool write_mode_ = false;
+  std::uint64_t next_seq_ = 0;
   Cycle last_command_ = -1;
   Cycle floor_ = 0;
   bool decided_ = false;

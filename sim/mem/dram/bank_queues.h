@@ -21,6 +21,11 @@ struct BankRow {
   Cycle last_column = 0;
   int accesses = 0;  // column commands since the activate
   bool close_flag = false;
+  // The request this row was activated for (its queue and slot; -1: none), until its column
+  // command or the row closes. The row is not precharged for the other queue's requests
+  // before it is served: a write-drain turn would otherwise close rows opened for reads
+  // (and the reverse) and activate them again later.
+  int commit_queue = -1, commit_slot = -1;
 };
 
 class BankQueues {

@@ -91,6 +91,7 @@ bool ChannelController::update_decision(int q, int bank) {
   if (!closable_.empty() || (request_.cycle != kNoCycle && request_.bank == bank)) return false;
   first_ready_.weigh(q, bank, base, request_);
   decision_ = refresh_;
+  if (committed_column_.cycle < decision_.cycle) decision_ = committed_column_;
   if (request_.cycle < decision_.cycle) decision_ = request_;
   if (close_.cycle < decision_.cycle) decision_ = close_;
   return true;
@@ -130,7 +131,7 @@ ColumnServed ChannelController::issue() {
     execute(d);
     return served;
   }
-  const int q = write_mode_ ? 1 : 0;
+  const int q = d.queue;
   const QueueEntry e = queues_.queue(q)[d.entry];
   execute(d);
   queues_.remove(q, d.entry);
@@ -174,6 +175,7 @@ void ChannelController::decide() {
     choose_generic(q, base, request);
   } else if (!queues_.queue(q).empty())
     first_ready_.choose(q, base, request);
+  choose_committed(q, base);
 
   // Row-policy precharges (closed, open-timeout, open-cap).
   Decision& close = close_;
@@ -181,6 +183,7 @@ void ChannelController::decide() {
   for (int bank : closable_) {
     const BankRow& b = banks_[bank];
     if (b.open_row < 0) continue;
+    if (b.commit_queue >= 0 && b.commit_queue != q) continue;  // its request first
     const BankQueues::Summary& s = queues_.summary(q, bank);
     if (s.hit_seq != BankQueues::kNone && !queues_.capped(bank, s)) continue;
     const int r = bank_rank_[bank];
@@ -199,7 +202,7 @@ void ChannelController::decide() {
   // refresh command never issues before its due cycle, so a rank due after the request or
   // close found above cannot win (it would lose even a tie) and is not looked at.
   const bool all_bank = spec_.ctrl.refresh == RefreshMode::AllBank;
-  const Cycle bound = std::min(request.cycle, close.cycle);
+  const Cycle bound = std::min({request.cycle, committed_column_.cycle, close.cycle});
   Decision& refresh = refresh_;
   refresh = Decision{};
   const int ranks =
@@ -231,8 +234,9 @@ void ChannelController::decide() {
     if (d.cycle < refresh.cycle) refresh = d;
   }
 
-  // Refresh wins ties, then requests, then policy closes.
+  // Refresh wins ties, then committed columns, then requests, then policy closes.
   const Decision* chosen = &refresh;
+  if (committed_column_.cycle < chosen->cycle) chosen = &committed_column_;
   if (request.cycle < chosen->cycle) chosen = &request;
   if (close.cycle < chosen->cycle) chosen = &close;
   decision_ = *chosen;
@@ -257,8 +261,10 @@ void ChannelController::choose_generic(int q, Cycle base, Decision& request) {
       cmd = e.is_write ? Command::WR : Command::RD;
       hit = true;
     } else {
-      // Never close a row that a queued request still hits (unless its hits are capped).
+      // Never close a row that a queued request still hits (unless its hits are capped),
+      // nor one opened for a request of the other queue (choose_committed serves it).
       if (s.hit_seq != BankQueues::kNone && !queues_.capped(e.flat_bank, s)) continue;
+      if (b.commit_queue >= 0 && b.commit_queue != q) continue;
       cmd = Command::PRE;
     }
     const Cycle ready =
@@ -278,6 +284,39 @@ void ChannelController::choose_generic(int q, Cycle base, Decision& request) {
   request.bank = e.flat_bank;
   request.row = e.row;
   request.entry = candidate_entry_[k];
+  request.queue = q;
+}
+
+// The column commands of requests of the other queue (not `q`) whose rows were activated
+// for them: the earliest, the oldest among equals. Such a row is closed by no command of
+// queue q (FirstReadyChoice and choose_generic leave its precharge out), so the request
+// is served while the controller drains the other queue, as DRAMsim3's per-bank command
+// queues serve a command already queued for a bank whatever the transaction queue it came
+// from (controller.cc ScheduleTransaction / command_queue.cc GetFirstReadyInQueue). In its
+// own queue it is a row hit like any other (and a hit is not closed for a conflict).
+void ChannelController::choose_committed(int q, Cycle base) {
+  Decision& best = committed_column_;
+  best = Decision{};
+  std::uint64_t best_seq = BankQueues::kNone;
+  for (const int bank : committed_[1 - q]) {
+    const BankRow& b = banks_[bank];
+    const QueueEntry& e = queues_.queue(b.commit_queue)[b.commit_slot];
+    const Command cmd = b.commit_queue ? Command::WR : Command::RD;
+    const Cycle ready = std::max(base, timing_.earliest(cmd, e.rank, e.bankgroup, bank));
+    if (ready >= block_at_[bank]) continue;  // the due refresh first (and it closes the row)
+    if (ready < best.cycle || (ready == best.cycle && e.seq < best_seq)) {
+      best.cycle = ready, best.cmd = cmd, best.rank = e.rank, best.group = e.bankgroup;
+      best.bank = bank, best.row = e.row, best.entry = b.commit_slot, best.queue = b.commit_queue;
+      best_seq = e.seq;
+    }
+  }
+}
+
+void ChannelController::clear_commit(int flat_bank) {
+  BankRow& b = banks_[flat_bank];
+  std::vector<int>& list = committed_[b.commit_queue];
+  list.erase(std::find(list.begin(), list.end(), flat_bank));
+  b.commit_queue = b.commit_slot = -1;
 }
 
 void ChannelController::close_bank(int flat_bank, Cycle at) {
@@ -286,6 +325,7 @@ void ChannelController::close_bank(int flat_bank, Cycle at) {
       static_cast<std::uint64_t>(at - b.opened_at);
   b.open_row = -1;
   b.accesses = 0;
+  if (b.commit_queue >= 0) clear_commit(flat_bank);  // (a refresh's precharge)
   row_changed(flat_bank);
   --open_in_rank_[bank_rank_[flat_bank]];
   if (b.close_flag) {
@@ -314,7 +354,7 @@ void ChannelController::execute(const Decision& d) {
     (*observer_)(c);
   }
   QueueEntry* e = nullptr;
-  if (d.entry >= 0) e = &queues_.queue(write_mode_ ? 1 : 0)[d.entry];
+  if (d.entry >= 0) e = &queues_.queue(d.queue)[d.entry];
   BankRow& b = banks_[d.bank];
   switch (d.cmd) {
     case Command::ACT:
@@ -324,7 +364,11 @@ void ChannelController::execute(const Decision& d) {
       ++open_in_rank_[d.rank];
       row_changed(d.bank);
       ++stats_.activates;
-      if (e && e->outcome == 0) e->outcome = kMiss;
+      if (e) {
+        if (e->outcome == 0) e->outcome = kMiss;
+        b.commit_queue = d.queue, b.commit_slot = d.entry;
+        committed_[d.queue].push_back(d.bank);
+      }
       break;
     case Command::PRE:
       close_bank(d.bank, d.cycle);
@@ -334,6 +378,7 @@ void ChannelController::execute(const Decision& d) {
     case Command::RD:
     case Command::WR: {
       if (e->outcome == 0) e->outcome = kHit;
+      if (b.commit_queue == d.queue && b.commit_slot == d.entry) clear_commit(d.bank);
       switch (e->outcome) {
         case kHit:
           ++stats_.row_hits;

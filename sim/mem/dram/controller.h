@@ -3,9 +3,12 @@
 // per-bank row state, refresh, the row policy and a scheduler. Event-driven: it never
 // ticks; next_cycle() says when its next command can issue (every JEDEC constraint and the
 // one-command-per-cycle bus taken into account) and issue() issues exactly that command.
-// A decision has three parts: the request command the scheduler chooses (first-ready
-// schedulers through FirstReadyChoice, others over every queued request), the row policy's
-// precharges and the refresh commands; refresh wins ties, then requests, then closes.
+// A decision has four parts: the request command the scheduler chooses (first-ready
+// schedulers through FirstReadyChoice, others over every queued request), the column
+// commands of the other queue's requests whose rows were activated for them (a row is not
+// closed before the request it was opened for is served), the row policy's precharges and
+// the refresh commands; refresh wins ties, then those committed columns, then requests,
+// then closes.
 #include <functional>
 #include <memory>
 #include <vector>
@@ -80,6 +83,8 @@ class ChannelController {
   bool update_decision(int q, int bank);
   void execute(const Decision& d);
   void close_bank(int flat_bank, Cycle at);
+  void choose_committed(int q, Cycle base);
+  void clear_commit(int flat_bank);
   void row_changed(int bank) {
     queues_.row_changed(bank);
     first_ready_.invalidate(bank);
@@ -107,6 +112,10 @@ class ChannelController {
   Cycle next_refresh_ = 0;         // the earliest of refresh_due_
   std::vector<int> refresh_bank_;  // per-bank refresh: next bank of each rank
   std::vector<int> closable_;      // banks whose row policy wants them closed
+  // Banks whose row waits for its request (BankRow::commit_*), by the request's queue: a
+  // decision looks only at the other queue's (in random traffic nearly every open bank
+  // waits for its own queue's request, and those need no look).
+  std::vector<int> committed_[2];
   // A due refresh blocks a request's command from this cycle on, per bank: its rank's due
   // cycle (all-bank refresh) or, per-bank, that of the bank the rank refreshes next.
   std::vector<Cycle> block_at_;
@@ -118,9 +127,9 @@ class ChannelController {
 
   bool decided_ = false;
   Decision decision_;
-  // The three parts of the last decide(), so that a request arriving afterwards can often
+  // The four parts of the last decide(), so that a request arriving afterwards can often
   // be weighed against them alone (update_decision) instead of deciding anew.
-  Decision refresh_, request_, close_;
+  Decision refresh_, committed_column_, request_, close_;
   // Generic schedulers' candidate list, reused between decisions.
   std::vector<Candidate> candidates_;
   std::vector<int> candidate_entry_;

@@ -166,6 +166,13 @@ void FirstReadyChoice::refresh(int q, int bank) {
   group_at_[i] = bank_group_slot_[bank] * kCommandKinds + k;
   rank_at_[i] = bank_rank_[bank] * kCommandKinds + k;
   key_low_[i] = static_cast<std::uint64_t>(!c.hit) << kHitShift | static_cast<std::uint64_t>(bank);
+  const int commit = rows_[bank].commit_queue;
+  if (c.cmd == Command::PRE && commit >= 0 && commit != q) {
+    // The row was opened for a request of the other queue, which is served first (the
+    // controller's commit part): no candidate here. An all-ones key never wins the pass.
+    c.slot = -1;
+    key_low_[i] = UINT64_MAX;
+  }
   stale_[q * words_ + bank / 64] &= ~bit(bank);
 }
 
@@ -225,6 +232,7 @@ void FirstReadyChoice::scan(int q, Cycle base, Decision& request) {
     for (std::uint64_t bits = occupied[w]; bits != 0; bits &= bits - 1) {
       const int bank = static_cast<int>(w * 64 + __builtin_ctzll(bits));
       const std::size_t i = q * lanes_ + bank;
+      if (chosen_[i].slot < 0) continue;  // waits for the other queue's committed request
       const bool hit = chosen_[i].hit;
       const std::uint64_t seq = seq_[i];
       if (oldest_only
@@ -261,11 +269,13 @@ void FirstReadyChoice::fill(int q, Cycle cycle, int bank, Decision& request) {
   request.bank = e.flat_bank;
   request.row = e.row;
   request.entry = c.slot;
+  request.queue = q;
 }
 
 void FirstReadyChoice::weigh(int q, int bank, Cycle base, Decision& request) {
   refresh(q, bank);
   const std::size_t i = q * lanes_ + bank;
+  if (chosen_[i].slot < 0) return;  // waits for the other queue's committed request
   const bool hit = chosen_[i].hit;
   const Cycle ready = std::max(base, earliest(i));
   if (ready >= block_at_[bank]) return;  // blocked by a due refresh, as in choose()

@@ -26,7 +26,8 @@ struct Decision {
   Command cmd = Command::ACT;
   int rank = 0, group = 0, bank = 0;  // bank: flat index in the channel
   std::int64_t row = -1;
-  int entry = -1;  // slot in the active queue, or -1 (refresh, policy close)
+  int entry = -1;  // slot in queue `queue`, or -1 (refresh, policy close)
+  int queue = 0;   // 0 reads, 1 writes
 };
 
 class FirstReadyChoice {

@@ -1,7 +1,9 @@
 #pragma once
 // Chooses which queued request the controller serves next. The controller hands over, in
 // age order, every request of the active queue (reads, or writes while draining) with the
-// cycle its next command could issue; the scheduler returns one. It never changes the
+// cycle its next command could issue; the scheduler returns one (requests of the other
+// queue whose rows were activated for them are served by the controller itself, and the
+// precharges that would close those rows are not handed over). It never changes the
 // queue or bank state; it may keep its own measurements (stream-aware and cads do).
 #include <cstddef>
 #include <cstdint>
