@@ -12,6 +12,7 @@
 #include "networks/networks.h"
 #include "parallel/memory_json.h"
 #include "parallel/memory_search.h"
+#include "parallel/pipeline_order.h"
 #include "schedule/optimizer.h"
 #include "workload/trace_io.h"
 
@@ -38,6 +39,17 @@ T parsed(std::optional<T> value, const char* option, const std::string& text,
          const char* expected) {
   if (!value) throw InputError(fmt::format("{}: expected {}, got \"{}\"", option, expected, text));
   return *value;
+}
+
+// Issue 20's schedules: the asynchronous ones (weight versions) are issue 19's, on `schedule`.
+parallel::ParallelPlan synchronous_plan(const parallel::PlanArgs& args) {
+  parallel::ParallelPlan plan = parse_plan(args);
+  if (is_asynchronous(plan.schedule))
+    throw InputError(fmt::format(
+        "--pipeline-schedule: expected one of gpipe, 1f1b, interleaved, zb-h1, zb-h2, zb-v for "
+        "fusim memory, got {} (asynchronous schedules keep weight versions: fusim schedule)",
+        to_string(plan.schedule)));
+  return plan;
 }
 
 void run_memory(const CLI::App& cmd, MemoryCmdOptions& o) {
@@ -89,7 +101,7 @@ void run_memory(const CLI::App& cmd, MemoryCmdOptions& o) {
 
   if (o.search) {
     if (o.gpus < 1) throw InputError("--gpus: expected a positive GPU count with --search");
-    q.plan = parse_plan(o.plan);  // schedule, distributed optimizer, global batch
+    q.plan = synchronous_plan(o.plan);  // schedule, distributed optimizer, global batch
     SearchSpace space;
     space.gpus = o.gpus;
     space.global_batch = o.plan.global_batch;
@@ -114,7 +126,7 @@ void run_memory(const CLI::App& cmd, MemoryCmdOptions& o) {
                gib(std::int64_t(kUsableFraction * double(q.gpu_memory))), table.to_text());
     return;
   }
-  q.plan = parse_plan(o.plan);
+  q.plan = synchronous_plan(o.plan);
   const workload::Trace trace = make_trace(q.plan.microbatch);
   const MemoryReport r = estimate_memory(trace, q);
   Table table({"stage", "layers", "in flight", "weights", "grads", "optimizer", "activations",

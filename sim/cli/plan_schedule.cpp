@@ -29,6 +29,8 @@ nlohmann::json schedule_json(const ParallelSchedule& ps, schedule::Ordering orde
                       {"last_layer", st.last_layer},
                       {"passes", pass_order(st.passes)},
                       {"max_in_flight_chunk_microbatches", st.max_in_flight},
+                      {"weight_versions", st.weight_versions},
+                      {"gradient_delay_steps", st.gradient_delay},
                       {"total_bytes", st.memory.total},
                       {"grad_reduction_bytes", st.reduced_bytes},
                       {"grad_reduction_us", to_us(st.grad_reduction)},
@@ -60,8 +62,8 @@ void print_plan_schedules(const workload::Trace& trace,
         fmt::format("--cluster: expected one of {} with a parallel plan", cluster_presets()));
   const ClusterSpec& cluster = cluster_preset(cluster_name);
   nlohmann::json json = nlohmann::json::array();
-  Table table(
-      {"ordering", "stage", "layers", "held", "total GiB", "grad reduce us", "weight gather us"});
+  Table table({"ordering", "stage", "layers", "held", "weight versions", "gradient delay",
+               "total GiB", "grad reduce us", "weight gather us"});
   std::string text;
   for (auto ordering : orderings) {
     if (ordering == schedule::Ordering::Mixed)
@@ -81,11 +83,16 @@ void print_plan_schedules(const workload::Trace& trace,
     for (const auto& st : ps.stages) {
       const std::string layers = st.first_layer + " .. " + st.last_layer;
       table.add_row({std::string(schedule::to_string(ordering)), std::to_string(st.stage), layers,
-                     std::to_string(st.max_in_flight), gib(st.memory.total),
+                     std::to_string(st.max_in_flight), std::to_string(st.weight_versions),
+                     std::to_string(st.gradient_delay), gib(st.memory.total),
                      fmt::format("{:.1f}", to_us(st.grad_reduction)),
                      fmt::format("{:.1f}", to_us(st.weight_gather))});
-      text += fmt::format("  stage {} ({}), {} GiB per GPU, holds {}: {}\n", st.stage, layers,
-                          gib(st.memory.total), st.max_in_flight, pass_order(st.passes));
+      text += fmt::format(
+          "  stage {} ({}), {} GiB per GPU, holds {}, {} weight version{}, gradient delay {} "
+          "step{}: {}\n",
+          st.stage, layers, gib(st.memory.total), st.max_in_flight, st.weight_versions,
+          st.weight_versions == 1 ? "" : "s", st.gradient_delay, st.gradient_delay == 1 ? "" : "s",
+          pass_order(st.passes));
     }
   }
   if (format.json || format.csv) {

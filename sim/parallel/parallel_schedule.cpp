@@ -66,6 +66,8 @@ ParallelSchedule plan_schedule(const workload::Trace& trace, MemoryQuery query,
     st.stage = s;
     st.passes = stage_passes(plan, s);
     st.max_in_flight = unit.stages[std::size_t(s)].max_in_flight;
+    st.weight_versions = unit.stages[std::size_t(s)].weight_versions;
+    st.gradient_delay = unit.stages[std::size_t(s)].gradient_delay;
     st.memory = out.memory.stages[std::size_t(s)];
     const int first = model_chunk(plan, s, 0), last = model_chunk(plan, s, plan.virtual_stages - 1);
     st.first_layer = trace.layers[std::size_t(starts[std::size_t(first)])].name;

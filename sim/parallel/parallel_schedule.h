@@ -20,6 +20,9 @@ struct StageSchedule {
   std::string first_layer, last_layer;  // trace layer names of its first chunk / last chunk
   std::vector<Pass> passes;             // in execution order (pipeline_order.h)
   int max_in_flight = 0;                // chunk-microbatches held at once, from the timeline
+  // From the timeline too (pipeline_timing.h): weight versions held at once, and the delay in
+  // steps of the gradients the stage applies (asynchronous schedules).
+  int weight_versions = 1, gradient_delay = 0;
   StageMemory memory;
   // Data parallelism: the stage's gradients reduced over its dp x cp group (Megatron-core
   // reduces over data_parallel_group(with_context_parallel=True)): an all-reduce, or a

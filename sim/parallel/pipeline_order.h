@@ -40,12 +40,20 @@ bool splits_weight_gradient(PipelineSchedule schedule);
 //  zb-h2        a unit-time list schedule (below) holding at most 2p - 1 microbatches per
 //               stage (Qi et al. 2024 Sec. 2.2: ZB-H2's peak (2p - 1) M_B), whose extra
 //               forwards and deferred W passes fill warm-up and cool-down: no bubble;
-//  zb-v         two chunks per stage in a V (chunk s and 2p-1-s): a unit-time list schedule
-//               where each stage runs a ready B first, else a ready F while it holds fewer
-//               than 2p chunk-microbatches (ZB-V's 1F1B memory, Qi et al. 2024 Sec. 6),
-//               else its oldest W.
-// pipedream-2bw and async-1step order passes as 1f1b (their weight versions are not passes).
+//  zb-v         two chunks per stage in a V (chunk s and 2p-1-s), Qi et al. 2024 Sec. 6's
+//               handcrafted order as PyTorch's ScheduleZBVZeroBubble builds it: no bubble
+//               once m >= 2p - 1, at 1F1B's memory (2p chunk-microbatches of half a stage).
+// pipedream-2bw and async-1step order one step's passes as 1f1b; asynchronous_passes gives
+// several steps without a flush (their weight versions are not passes: pipeline_timing.h).
 std::vector<Pass> stage_passes(const ParallelPlan& plan, int stage);
+
+// Whether the schedule runs steps without a flush (pipedream-2bw, async-1step).
+bool is_asynchronous(PipelineSchedule schedule);
+
+// The passes of `steps` consecutive steps of an asynchronous schedule: 1F1B over steps x m
+// microbatches, microbatch j of step j / m, so each stage starts the next step's forwards
+// while the previous step's backwards drain (PipeDream-2BW, Narayanan et al. 2021).
+std::vector<Pass> asynchronous_passes(const ParallelPlan& plan, int stage, int steps);
 
 std::string to_string(const Pass& pass);  // kind microbatch.chunk: "F3.0", "B3.1", "W0.0"
 

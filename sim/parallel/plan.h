@@ -26,7 +26,8 @@ enum class PipelineSchedule {
   ZbH2,          // zero bubble, more warm-up forwards (Qi et al. 2024, Sec. 2.2)
   ZbV,           // zero bubble, 2 chunks per stage in a V (Qi et al. 2024, Sec. 6)
   PipeDream2BW,  // asynchronous, two weight versions (Narayanan et al. 2021, ICML)
-  AsyncOneStep,  // asynchronous, one-step-delayed updates (issue 19)
+  AsyncOneStep,  // asynchronous 1F1B without a weight stash: one version, gradients at most
+                 // one step late (Zmushko et al. 2026's one-step delay; issue 19)
 };
 std::string_view to_string(PipelineSchedule schedule);  // "gpipe", "1f1b", "interleaved", ...
 std::optional<PipelineSchedule> parse_pipeline_schedule(std::string_view name);

@@ -12,6 +12,7 @@
 #include "core/units.h"
 #include "parallel/chunk_profile.h"
 #include "parallel/pipeline_order.h"
+#include "parallel/pipeline_timing.h"
 #include "parallel/tp_partition.h"
 #include "schedule/allocator.h"
 #include "workload/cost.h"
@@ -216,12 +217,6 @@ double MemoryReport::headroom() const {
 MemoryReport estimate_memory(const workload::Trace& trace, const MemoryQuery& q) {
   const ParallelPlan& plan = q.plan;
   validate_plan(plan, model_facts(trace));
-  if (plan.schedule == PipelineSchedule::PipeDream2BW ||
-      plan.schedule == PipelineSchedule::AsyncOneStep)
-    throw InputError(fmt::format(
-        "--pipeline-schedule: expected one of gpipe, 1f1b, interleaved, zb-h1, zb-h2, zb-v for "
-        "fusim memory, got {} (asynchronous schedules keep weight versions: issue 19)",
-        to_string(plan.schedule)));
   if (q.ordering == Ordering::Mixed)
     throw InputError("--ordering: expected eager, backward-fused or forward-fused, got mixed");
   const GradBuffer grads = q.grad_buffer                   ? *q.grad_buffer
@@ -248,6 +243,16 @@ MemoryReport estimate_memory(const workload::Trace& trace, const MemoryQuery& q)
   const auto blocks = transformer_blocks(trace);
   const auto starts = chunk_starts(trace, plan);
   const auto counts = blocks_per_chunk(plan, int(blocks.size()));
+  // Asynchronous schedules stash weight versions for the backward of the microbatches in
+  // flight: as many as the pipeline's timeline holds (pipeline_timing.h; PipeDream-2BW two).
+  std::vector<int> versions(std::size_t(plan.pp), 1);
+  if (is_asynchronous(plan.schedule)) {
+    const PipelineTiming unit = time_pipeline(plan, [](int, int) {
+      return PassCosts{kTicksPerUs, kTicksPerUs, kTicksPerUs};
+    });
+    for (int s = 0; s < plan.pp; ++s)
+      versions[std::size_t(s)] = unit.stages[std::size_t(s)].weight_versions;
+  }
   for (int stage = 0; stage < plan.pp; ++stage) {
     const CategoryBytes top = walk.run(stage);
     StageMemory m;
@@ -261,7 +266,10 @@ MemoryReport estimate_memory(const workload::Trace& trace, const MemoryQuery& q)
       m.grad_buffer += profiler.grad_bytes(c);
     }
     m.in_flight = in_flight_microbatches(plan, stage);
-    m.weights = top[TensorCategory::Weights];
+    // A stashed version copies the weights the passes read (16-bit with mixed precision; the
+    // float32 master copy stays one).
+    m.weight_versions = versions[std::size_t(stage)];
+    m.weights = top[TensorCategory::Weights] * m.weight_versions;
     m.grads = top[TensorCategory::Grads];
     m.optimizer_state = top[TensorCategory::OptimizerState];
     m.activations = top[TensorCategory::Activations] + top[TensorCategory::Inputs];

@@ -42,6 +42,7 @@ struct StageMemory {
   int stage = 0;
   int layers = 0, blocks = 0;  // trace layers and transformer blocks on the stage
   double in_flight = 0;        // microbatches held at once (in_flight_microbatches)
+  int weight_versions = 1;     // of the weights (asynchronous schedules: pipeline_timing.h)
   std::int64_t weights = 0, grads = 0, optimizer_state = 0, activations = 0, buffers = 0;
   std::int64_t total = 0;
   // Parts of buffers: temporaries at the peak (activation gradients, the pipeline's

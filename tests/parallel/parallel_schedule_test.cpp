@@ -95,3 +95,36 @@ TEST_CASE("the data-parallel gradient reduction runs on the cluster's links") {
   CHECK(st.weight_gather ==
         ring_collective_time(Collective::AllGather, 2, st.memory.weights, h.inter));
 }
+
+TEST_CASE("asynchronous schedules: weight versions and gradient delay per stage, stashed copies") {
+  const auto t = small_llama();
+  const auto& h = cluster_preset("dgx-h100");
+  const MemoryQuery sync = query(1, 2, 1, 4);  // pp 2, m = 4
+  MemoryQuery two = sync, one = sync;
+  two.plan.schedule = PipelineSchedule::PipeDream2BW;
+  one.plan.schedule = PipelineSchedule::AsyncOneStep;
+  const ParallelSchedule a = plan_schedule(t, sync, h), b = plan_schedule(t, two, h),
+                         c = plan_schedule(t, one, h);
+  for (int s = 0; s < 2; ++s) {
+    INFO("stage " << s);
+    const auto &x = a.stages[std::size_t(s)], &y = b.stages[std::size_t(s)],
+               &z = c.stages[std::size_t(s)];
+    CHECK(x.weight_versions == 1);
+    CHECK(x.gradient_delay == 0);
+    // 2BW keeps the version each in-flight microbatch ran on beside the newest: a second copy
+    // of the stage's 16-bit weights; its activations are 1F1B's.
+    CHECK(y.weight_versions == 2);
+    CHECK(y.gradient_delay == 1);
+    CHECK(y.memory.weights == 2 * x.memory.weights);
+    CHECK(y.memory.activations == x.memory.activations);
+    CHECK(y.memory.total == x.memory.total + x.memory.weights);
+    // async-1step stashes nothing; stage 0's warm-up forward reads the weights before its
+    // update, the last stage has none.
+    CHECK(z.weight_versions == 1);
+    CHECK(z.gradient_delay == (s == 0 ? 1 : 0));
+    CHECK(z.memory.total == x.memory.total);
+  }
+  // Asynchronous schedules have no flush: no bubble at equal pass costs.
+  CHECK(b.unit_bubble_rate == 0.0);
+  CHECK(c.unit_bubble_rate == 0.0);
+}

@@ -2,8 +2,13 @@
 // communication: the bubble rate (bubble / ideal compute) and the microbatches held at once,
 // read from the simulated timeline, against the closed forms of Narayanan et al. 2021
 // (GPipe, 1F1B: (p-1)/m; interleaved: (p-1)/(v m)) and Qi et al. 2024 (ZB-H1: (p-1)/(3m);
-// ZB-H2: 0 with enough microbatches; ZB-V: see below).
+// ZB-H2 and ZB-V: 0 with enough microbatches), and the asynchronous schedules' weight
+// versions and gradient delay (Narayanan et al. 2021: PipeDream-2BW's two versions and one-step
+// delay).
 #include <catch2/catch.hpp>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "parallel/pipeline_timing.h"
 #include "parallel/plan.h"
@@ -64,7 +69,7 @@ TEST_CASE("interleaved 1F1B: bubble (p-1)/(v m)") {
       }
 }
 
-TEST_CASE("zero bubble: ZB-H1 (p-1)/(3m), ZB-H2 none, ZB-V under half of ZB-H1") {
+TEST_CASE("zero bubble: ZB-H1 (p-1)/(3m), ZB-H2 and ZB-V none") {
   for (int p : {2, 4, 8})
     for (int m : {2 * p, 4 * p}) {
       INFO("p " << p << " m " << m);
@@ -76,13 +81,74 @@ TEST_CASE("zero bubble: ZB-H1 (p-1)/(3m), ZB-H2 none, ZB-V under half of ZB-H1")
       // ZB-H1 keeps 1F1B's memory (p on stage 0); ZB-H2 about twice it: 2p - 1.
       CHECK(timed(plan(p, m, "zb-h1")).stages[0].max_in_flight == p);
       CHECK(h2.stages[0].max_in_flight == 2 * p - 1);
-      // ZB-V at 1F1B's memory (2p chunk-microbatches of half a stage): the greedy list
-      // schedule (pipeline_order.h) leaves stage 0 waiting at the end for the last
-      // microbatch's gradient to come back through the V, under ZB-H1's bubble by half or
-      // more; Qi et al.'s hand-built ZB-V has none (not reproduced: see the README).
+      // ZB-V: no idle time on any stage, each busy with its 6m chunk passes of T/2, at 1F1B's
+      // memory: 2p chunk-microbatches of half a stage = p microbatches, on every stage.
       const auto v = timed(plan(p, m, "zb-v"));
-      CHECK(v.bubble_rate() <= double(p - 1) / (6 * m) + 1e-12);
-      CHECK(v.stages[0].max_in_flight == 2 * p);
+      CHECK(v.bubble_rate() == 0.0);
+      CHECK(v.iteration == 3 * m * T);
+      for (const auto& s : v.stages) {
+        CHECK(s.bubble() == 0);
+        CHECK(s.busy == 3 * m * T);
+        CHECK(s.max_in_flight == 2 * p);
+      }
+    }
+}
+
+TEST_CASE("ZB-V is bubble-free from m = 2p - 1 microbatches, not below") {
+  for (int p : {2, 3, 4, 8}) {
+    INFO("p " << p);
+    CHECK(timed(plan(p, 2 * p - 1, "zb-v")).bubble_rate() == 0.0);
+    // One microbatch fewer: the order's slot of the missing microbatch stays idle.
+    CHECK(timed(plan(p, 2 * p - 2, "zb-v")).bubble_rate() > 0.0);
+  }
+}
+
+TEST_CASE("synchronous schedules: one weight version, no gradient delay") {
+  for (const auto& [name, v] : std::vector<std::pair<std::string, int>>{
+           {"gpipe", 0}, {"1f1b", 0}, {"interleaved", 2}, {"zb-h1", 0}, {"zb-h2", 0}, {"zb-v", 0}})
+    for (const auto& s : timed(plan(4, 8, name, v)).stages) {
+      INFO(name);
+      CHECK(s.weight_versions == 1);
+      CHECK(s.gradient_delay == 0);
+    }
+}
+
+TEST_CASE("PipeDream-2BW: two weight versions, one-step delay on every stage, no bubble") {
+  for (int p : {2, 4, 8})
+    for (int m : {p, 2 * p}) {
+      INFO("p " << p << " m " << m);
+      const auto r = timed(plan(p, m, "pipedream-2bw"));
+      CHECK(r.steps > 1);
+      // No flush: in the steady state each stage alternates F and B (T + 2T) without idle,
+      // so a step is m (T_F + T_B + T_W).
+      CHECK(r.iteration == 3 * m * T);
+      CHECK(r.bubble_rate() == 0.0);
+      for (int s = 0; s < p; ++s) {
+        const auto& st = r.stages[std::size_t(s)];
+        CHECK(st.busy == 3 * m * T);
+        CHECK(st.bubble() == 0);
+        CHECK(st.weight_versions == 2);
+        CHECK(st.gradient_delay == 1);
+        CHECK(st.max_in_flight == p - s);  // 1F1B's activations
+      }
+    }
+}
+
+TEST_CASE("async-1step: one weight version, gradients one step late but on the last stage") {
+  for (int p : {2, 4, 8})
+    for (int m : {p, 2 * p}) {
+      INFO("p " << p << " m " << m);
+      const auto r = timed(plan(p, m, "async-1step"));
+      CHECK(r.iteration == 3 * m * T);
+      CHECK(r.bubble_rate() == 0.0);
+      for (int s = 0; s < p; ++s) {
+        const auto& st = r.stages[std::size_t(s)];
+        CHECK(st.weight_versions == 1);
+        // Stage s runs p - s - 1 forwards of the next step before its own update (1F1B's
+        // warm-up): those read the weights one update old. The last stage has no warm-up.
+        CHECK(st.gradient_delay == (s < p - 1 ? 1 : 0));
+        CHECK(st.max_in_flight == p - s);
+      }
     }
 }
 
