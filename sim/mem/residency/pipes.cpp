@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "core/error.h"
@@ -154,11 +155,70 @@ void Pipes::fill(double latency_ps) {
   }
 }
 
+// The flows' works and the backlog's sign as numbers (the key, compared exactly) and a hash
+// of their bits (FNV-1a's multiply, a word at a time).
+std::uint64_t Pipes::solution_key(std::vector<double>& key) const {
+  key.clear();
+  key.push_back(backlog_ > 0 ? 1.0 : 0.0);
+  for (const Flow& f : flows_) {
+    const FlowWork& w = f.work;
+    key.insert(key.end(),
+               {static_cast<double>(w.group), static_cast<double>(w.cores), w.units, w.memory_reads,
+                w.memory_read_bytes, w.memory_write_bytes, w.writeback_bytes, w.posted_bytes,
+                static_cast<double>(w.read_regions), static_cast<double>(w.deepest)});
+    for (std::size_t k = 0; k < config_.levels.size(); ++k) key.push_back(w.lookups[k]);
+  }
+  std::uint64_t h = 0xcbf29ce484222325ULL;
+  for (double v : key) {
+    std::uint64_t bits = 0;
+    std::memcpy(&bits, &v, sizeof bits);
+    h = (h ^ bits) * 0x100000001b3ULL;
+    h ^= h >> 29;
+  }
+  return h;
+}
+
 void Pipes::solve() {
   if (flows_.empty() && backlog_ <= 0) {
     memory_rate_ = posted_ = drain_ = 0;
     return;
   }
+  const std::uint64_t hash = solution_key(key_);
+  auto& bucket = solutions_[hash];
+  Resource& memory = resources_[static_cast<std::size_t>(memory_resource_)];
+  for (const auto& [key, s] : bucket) {
+    if (key != key_) continue;
+    for (std::size_t j = 0; j < flows_.size(); ++j) flows_[j].rate = s.rates[j];
+    memory_rate_ = s.memory_rate;
+    posted_ = s.posted;
+    drain_ = s.drain;
+    memory.capacity = s.memory_capacity;
+    write_share_ = s.write_share;
+    memory_latency_ = s.memory_latency;
+    regions_ = s.regions;
+    memory_unlimited_ = s.memory_unlimited;
+    return;
+  }
+  solve_uncached();
+  if (solution_count_ >= kMaxSolutions) {
+    solutions_.clear();
+    solution_count_ = 0;
+  }
+  Solution s;
+  for (const Flow& f : flows_) s.rates.push_back(f.rate);
+  s.memory_rate = memory_rate_;
+  s.posted = posted_;
+  s.drain = drain_;
+  s.memory_capacity = resources_[static_cast<std::size_t>(memory_resource_)].capacity;
+  s.write_share = write_share_;
+  s.memory_latency = memory_latency_;
+  s.regions = regions_;
+  s.memory_unlimited = memory_unlimited_;
+  solutions_[hash].emplace_back(key_, std::move(s));
+  ++solution_count_;
+}
+
+void Pipes::solve_uncached() {
   // The mix on memory: its write share and the regions read, weighted by bytes.
   double reads = 0, writes = 0, regions = 0, posted = 0;
   bool misses = false;

@@ -35,6 +35,8 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "core/event_queue.h"
@@ -129,6 +131,24 @@ class Pipes {
   // solve() scratch
   std::vector<double> level_, used_;
   std::vector<char> frozen_;
+  // Solutions already found: the rates depend only on the flows' works (in order) and on
+  // whether posted victims are queued, and a pass's chunks repeat the same works, so a
+  // solve is mostly a look-up (the same numbers as solving again: results do not change).
+  // Cleared when it grows past kMaxSolutions (deterministic).
+  struct Solution {
+    std::vector<double> rates;
+    double memory_rate = 0, posted = 0, drain = 0, memory_capacity = 0, write_share = 0;
+    Tick memory_latency = 0;
+    int regions = 1;
+    bool memory_unlimited = false;
+  };
+  static constexpr std::size_t kMaxSolutions = 4096;
+  std::uint64_t solution_key(std::vector<double>& key) const;
+  std::unordered_map<std::uint64_t, std::vector<std::pair<std::vector<double>, Solution>>>
+      solutions_;
+  std::size_t solution_count_ = 0;
+  std::vector<double> key_;  // scratch
+  void solve_uncached();
 };
 
 }  // namespace fusim::residency

@@ -2,6 +2,8 @@
 
 #include "core/error.h"
 
+#include <algorithm>
+
 namespace fusim::residency {
 
 PipeConfig TensorMemory::pipe_config(const cache::HierarchyConfig& config) {
@@ -33,6 +35,11 @@ TensorMemory::TensorMemory(EventQueue& queue, const cache::HierarchyConfig& conf
     hit_latency_.push_back(path);
   }
   for (const PipeLevel& l : pipe_config(config).levels) unit_time_.push_back(l.unit_time);
+  const cache::LevelConfig& first = config.levels.front();
+  int cores = 0;
+  for (int b : bin_cores) cores += b;
+  first_level_per_core_ = static_cast<std::uint64_t>(first.size_bytes) /
+                          static_cast<std::uint64_t>(first.shared ? std::max(1, cores) : 1);
 }
 
 Tick TensorMemory::port_occupancy(int level) const {
@@ -40,10 +47,17 @@ Tick TensorMemory::port_occupancy(int level) const {
 }
 
 int TensorMemory::group_of(const std::vector<int>& cores) {
+  if (last_group_ >= 0 && cores == last_cores_) return last_group_;  // a pass's chunks
   auto it = groups_.find(cores);
-  if (it != groups_.end()) return it->second;
-  const int id = static_cast<int>(groups_.size());
-  groups_.emplace(cores, id);
+  int id = 0;
+  if (it != groups_.end()) {
+    id = it->second;
+  } else {
+    id = static_cast<int>(groups_.size());
+    groups_.emplace(cores, id);
+  }
+  last_cores_ = cores;
+  last_group_ = id;
   return id;
 }
 
@@ -57,7 +71,11 @@ Served TensorMemory::issue(int bin, int group, int cores, const std::vector<Tens
   w.read_regions = 0;
   // The ranges advance together, a granule per core at a time (interleave_ below).
   const Addr unit = hierarchy_.unit_bytes();
-  const Addr granule = kInterleaveUnits * unit * static_cast<Addr>(cores);
+  Addr nonempty = 0;
+  for (const TensorRange& r : ranges) nonempty += r.bytes > 0 ? 1 : 0;
+  const Addr per_core = std::max<Addr>(
+      kInterleaveUnits * unit, first_level_per_core_ / std::max<Addr>(1, nonempty) / unit * unit);
+  const Addr granule = per_core * static_cast<Addr>(cores);
   std::size_t steps = 0;
   for (const TensorRange& r : ranges)
     if (r.bytes > 0) {
