@@ -47,15 +47,6 @@ std::int64_t round_pow2(double bytes) {
   return std::int64_t(1) << std::int64_t(std::llround(std::log2(std::max(bytes, 1024.0))));
 }
 
-double median_ns(const std::vector<LatencyPoint>& curve, std::int64_t lo, std::int64_t hi) {
-  std::vector<double> v;
-  for (const auto& p : curve)
-    if (p.bytes >= lo && p.bytes <= hi) v.push_back(p.ns);
-  if (v.empty()) return -1;
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
 // The footprint at which the curve first rises above `threshold` (log-interpolated).
 double crossing(const std::vector<LatencyPoint>& curve, double threshold, std::int64_t from) {
   for (std::size_t i = 1; i < curve.size(); ++i) {
@@ -68,49 +59,70 @@ double crossing(const std::vector<LatencyPoint>& curve, double threshold, std::i
 }
 }  // namespace
 
+std::vector<Plateau> latency_plateaus(const std::vector<LatencyPoint>& curve) {
+  std::vector<Plateau> out;
+  std::size_t first = 0;
+  double low = curve.empty() ? 0 : curve[0].ns;
+  auto close = [&](std::size_t end) {
+    if (end - first < 3 && end != curve.size()) return;  // a transition, not a plateau
+    std::vector<double> v;
+    for (std::size_t i = first; i < end; ++i) v.push_back(curve[i].ns);
+    std::sort(v.begin(), v.end());
+    out.push_back({first, end, v[v.size() / 2]});
+  };
+  for (std::size_t i = 1; i < curve.size(); ++i) {
+    low = std::min(low, curve[i].ns);
+    if (curve[i].ns <= kPlateauRise * low) continue;
+    close(i);
+    first = i;
+    low = curve[i].ns;
+  }
+  if (!curve.empty()) close(curve.size());
+  return out;
+}
+
 std::vector<MeasuredLevel> find_cache_levels(const std::vector<LatencyPoint>& curve,
                                              const std::vector<std::int64_t>& hints,
                                              const std::vector<int>& hint_assoc) {
   FUSIM_ASSERT(curve.size() >= 4, "a latency curve needs points");
-  const std::int64_t max_bytes = curve.back().bytes;
-  const double dram_ns = curve.back().ns;
+  const std::vector<Plateau> plateaus = latency_plateaus(curve);
   std::vector<MeasuredLevel> levels;
-  std::int64_t prev_size = 0;
-  // Up to 3 levels; a hint too large to be seen against DRAM (>= max/4) is not trusted.
-  for (std::size_t k = 0; k < 3; ++k) {
-    const std::int64_t hint = k < hints.size() ? hints[k] : 0;
-    const bool hint_usable = hint > prev_size && hint * 4 <= max_bytes;
-    // Plateau: footprints clearly inside the level: above 2x the previous level and below
-    // half of this one (the hint, or for an unusable hint everything up to max/8).
-    const std::int64_t lo = prev_size == 0 ? 0 : 2 * prev_size;
-    const std::int64_t hi = hint_usable ? hint / 2 : max_bytes / 8;
-    double plateau = median_ns(curve, lo, hi);
-    if (plateau < 0 || plateau > 0.7 * dram_ns) break;  // no level left before DRAM
-    // The next plateau: the next hint's, else DRAM's.
-    double next = dram_ns;
-    if (k + 1 < hints.size() && hints[k + 1] * 4 <= max_bytes && hint_usable) {
-      double p = median_ns(curve, 2 * hint, hints[k + 1] / 2);
-      if (p > 0) next = p;
-    }
-    const double measured = crossing(curve, std::sqrt(plateau * next), lo);
+  // Every plateau but the last (DRAM: the curve ends beyond the caches) is a level; at most
+  // three (L1, L2, LLC), the innermost ones.
+  for (std::size_t k = 0; k + 1 < plateaus.size() && k < 3; ++k) {
+    const Plateau& p = plateaus[k];
+    const Plateau& next = plateaus[k + 1];
+    const double measured = crossing(curve, std::sqrt(p.ns * next.ns), curve[p.first].bytes);
     MeasuredLevel level;
-    level.name = k == 0 ? "L1" : "L2";
-    level.latency_ns = plateau;
-    level.assoc = k < hint_assoc.size() ? hint_assoc[k] : 16;
-    if (hint > 0 && measured >= hint / 2.0 && measured <= hint * 2.0) {
+    level.latency_ns = p.ns;
+    // The hint of the same level, matched by size rather than index: a level the curve
+    // cannot see (a hint beyond it) must not shift the others.
+    std::int64_t hint = 0;
+    int ways = 16;
+    for (std::size_t h = 0; h < hints.size(); ++h)
+      if (hints[h] > 0 && measured >= hints[h] / 2.0 && measured <= hints[h] * 2.0) {
+        hint = hints[h];
+        ways = h < hint_assoc.size() && hint_assoc[h] > 0 ? hint_assoc[h] : 16;
+      }
+    if (hint > 0) {
       level.size = hint;
+      level.assoc = ways;
       level.how = fmt::format("hint {} confirmed by the curve (crossing at {})", format_bytes(hint),
                               format_bytes(round_pow2(measured)));
     } else {
       level.size = round_pow2(measured);
-      level.how =
-          fmt::format("curve crossing at {}{}", format_bytes(level.size),
-                      hint > 0 ? fmt::format(" (hint {} disagrees)", format_bytes(hint)) : "");
+      level.assoc = k < hint_assoc.size() && hint_assoc[k] > 0 ? hint_assoc[k] : 16;
+      const std::int64_t listed = k < hints.size() ? hints[k] : 0;
+      level.how = fmt::format(
+          "curve crossing at {}{}", format_bytes(level.size),
+          listed > 0 ? fmt::format(" (the system lists {}: this process sees less of it, e.g. "
+                                   "a cache partition of the VM, or more, if it is wrong)",
+                                   format_bytes(listed))
+                     : "");
       if (level.size % (std::int64_t(level.assoc) * 64) != 0) level.assoc = 16;
     }
+    level.name = k == 0 ? "L1" : "L2";
     levels.push_back(level);
-    prev_size = level.size;
-    if (next == dram_ns) break;
   }
   if (!levels.empty()) {
     levels.back().name = "LLC";
@@ -119,11 +131,74 @@ std::vector<MeasuredLevel> find_cache_levels(const std::vector<LatencyPoint>& cu
   return levels;
 }
 
+std::optional<StreamingLevel> streaming_level(const std::vector<BandwidthPoint>& curve,
+                                              std::int64_t beyond) {
+  if (curve.size() < 5) return std::nullopt;
+  std::vector<double> tail{curve[curve.size() - 1].gbs, curve[curve.size() - 2].gbs,
+                           curve[curve.size() - 3].gbs};
+  std::sort(tail.begin(), tail.end());
+  const double dram = tail[1];
+  // The last footprint clearly faster than DRAM, and the cached plateau just inside it.
+  std::size_t last = curve.size();
+  for (std::size_t i = 0; i + 3 < curve.size(); ++i)
+    if (curve[i].bytes > beyond && curve[i].gbs >= 1.5 * dram) last = i;
+  if (last == curve.size()) return std::nullopt;
+  std::vector<double> inside;
+  for (std::size_t i = 0; i <= last; ++i)
+    if (curve[i].bytes > beyond && curve[i].bytes * 4 >= curve[last].bytes)
+      inside.push_back(curve[i].gbs);
+  std::sort(inside.begin(), inside.end());
+  const double cached = inside[inside.size() / 2];
+  const double threshold = std::sqrt(cached * dram);
+  double size = double(curve[last].bytes);
+  for (std::size_t i = last + 1; i < curve.size(); ++i) {
+    if (curve[i].gbs > threshold) continue;
+    const auto& p = curve[i - 1];
+    const double f = p.gbs > curve[i].gbs ? (p.gbs - threshold) / (p.gbs - curve[i].gbs) : 0;
+    size = std::exp(std::log(double(p.bytes)) +
+                    std::clamp(f, 0.0, 1.0) *
+                        (std::log(double(curve[i].bytes)) - std::log(double(p.bytes))));
+    break;
+  }
+  constexpr double kMiB = 1 << 20;
+  return StreamingLevel{std::max<std::int64_t>(1, std::llround(size / kMiB)) << 20, cached, dram};
+}
+
+void add_streaming_level(std::vector<MeasuredLevel>& levels, const StreamingLevel& s,
+                         const std::vector<LatencyPoint>& latency_curve) {
+  const std::int64_t inner = levels.empty() ? 0 : levels.back().size;
+  if (s.size <= 2 * inner) return;
+  std::vector<double> v;
+  for (const auto& p : latency_curve)
+    if (p.bytes >= 2 * inner && p.bytes * 2 <= s.size) v.push_back(p.ns);
+  if (v.empty())
+    for (const auto& p : latency_curve)
+      if (p.bytes > inner && p.bytes <= s.size) v.push_back(p.ns);
+  if (v.empty()) return;
+  std::sort(v.begin(), v.end());
+  if (!levels.empty()) {
+    levels.back().name = levels.size() == 1 ? "L2" : "L3";
+    levels.back().shared = levels.size() >= 3;
+  }
+  MeasuredLevel llc;
+  llc.name = "LLC";
+  llc.shared = true;
+  llc.size = s.size;
+  llc.assoc = 16;  // whole MiB: 1024 sets of 16 x 64 B per MiB
+  llc.latency_ns = v[v.size() / 2];
+  llc.how = fmt::format(
+      "streaming: the all-thread triad runs at {:.1f} GB/s up to here and {:.1f} GB/s (DRAM) "
+      "beyond; its random-access latency is close to DRAM's, so the latency curve alone "
+      "misses it",
+      s.cached_gbs, s.dram_gbs);
+  levels.push_back(llc);
+}
+
 Calibration calibrate_host(const std::function<void(const std::string&)>& progress) {
   keep_freed_memory_in_heap();  // as measured runs do (backend/host_allocator.h)
   Calibration c;
   c.cores = int(std::max(1u, std::thread::hardware_concurrency()));
-  progress("clock: dependent-add chain");
+  progress("clock: dependent-multiply chain");
   c.clock_mhz = probe::core_clock_mhz();
   progress("vector FMA throughput");
   c.vector_flops_per_cycle = probe::vector_flops_per_cycle(c.clock_mhz);
@@ -137,12 +212,35 @@ Calibration calibrate_host(const std::function<void(const std::string&)>& progre
   std::vector<int> assoc;
   cache_hints(hints, assoc);
   c.levels = find_cache_levels(c.curve, hints, assoc);
+  // Streaming bandwidth per footprint, 1 MiB .. 1 GiB (2 points per octave).
+  progress("triad bandwidth vs footprint, 1 MiB .. 1 GiB");
+  for (double b = double(1 << 20); b <= double(std::int64_t(1) << 30) * 1.01; b *= std::sqrt(2.0))
+    c.bw_curve.push_back(
+        {std::int64_t(b) / 4096 * 4096, probe::triad_gbs(std::int64_t(b), c.cores)});
+  const std::int64_t inner = c.levels.empty() ? 0 : c.levels.back().size;
+  if (auto s = streaming_level(c.bw_curve, inner)) {
+    add_streaming_level(c.levels, *s, c.curve);
+    if (!c.levels.empty() && c.levels.back().size == s->size) {
+      // Idle latency beyond it: the latency curve must reach 4x the LLC.
+      for (double b = double(c.curve.back().bytes) * std::sqrt(2.0);
+           b <= 4.0 * double(s->size) * 1.01; b *= std::sqrt(2.0)) {
+        progress(
+            fmt::format("pointer chase at {} (beyond the LLC)", format_bytes(std::int64_t(b))));
+        const auto bytes = std::int64_t(b) / 64 * 64;
+        c.curve.push_back({bytes, probe::pointer_chase_ns(bytes, 42)});
+      }
+      c.llc_triad_one = probe::triad_gbs(s->size / 2, 1);
+    }
+  }
   c.dram_latency_ns = c.curve.back().ns;
-  // Arrays of 128 MiB: far beyond any LLC found, so the kernels stream from DRAM.
+  // Arrays far beyond the LLC (at least 128 MiB, 2x the LLC each), so the kernels stream
+  // from DRAM.
+  const std::int64_t llc = c.levels.empty() ? 0 : c.levels.back().size;
+  c.dram_array_bytes = std::max<std::int64_t>(128 << 20, 2 * llc);
   progress("DRAM bandwidth, 1 thread (read, copy, triad)");
-  c.bw_one = probe::stream_bandwidth(128 << 20, 1, 3);
+  c.bw_one = probe::stream_bandwidth(c.dram_array_bytes, 1, 3);
   progress(fmt::format("DRAM bandwidth, {} threads", c.cores));
-  c.bw_all = probe::stream_bandwidth(128 << 20, c.cores, 3);
+  c.bw_all = probe::stream_bandwidth(c.dram_array_bytes, c.cores, 3);
   progress("libtorch op classes (gemm, conv, elementwise, norm, reduction, pool, attention)");
   c.ops = measure_op_classes(c.cores);
   return c;

@@ -3,9 +3,11 @@
 // Cache levels come from the pointer-chase latency-vs-footprint curve; sysfs (or CPUID via
 // sysconf) sizes are hints only, because VMs misreport them (this one reports a 508 MiB
 // L3). No torch in this header.
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,6 +18,11 @@ namespace fusim::backend {
 struct LatencyPoint {
   std::int64_t bytes = 0;
   double ns = 0;
+};
+
+struct BandwidthPoint {
+  std::int64_t bytes = 0;
+  double gbs = 0;
 };
 
 struct MeasuredLevel {
@@ -42,18 +49,55 @@ struct Calibration {
   std::vector<LatencyPoint> curve;
   std::vector<MeasuredLevel> levels;
   double dram_latency_ns = 0;
-  probe::Bandwidth bw_one, bw_all;  // GB/s, 1 thread and all cores
+  // Triad GB/s (all threads) per footprint: the streaming view of the hierarchy, which
+  // can see a cache the latency curve does not (streaming_level).
+  std::vector<BandwidthPoint> bw_curve;
+  double llc_triad_one = 0;         // 1-thread triad GB/s inside the LLC (for its MSHRs)
+  probe::Bandwidth bw_one, bw_all;  // GB/s, 1 thread and all cores, arrays far beyond the LLC
+  std::int64_t dram_array_bytes = 0;
   OpClassRates ops;
 };
 
-// Finds cache levels in a latency curve (sorted by footprint), with hint sizes (bytes,
-// innermost first, may be empty or wrong). Each level's latency is the median of its
-// plateau; its size the footprint where the curve crosses the geometric mean of its
-// plateau and the next one, rounded to a power of two, unless the hint lies within a
-// factor of 2 of it (then the hint, which is exact when right).
+// A plateau of the latency curve: points [first, end) whose latency stays within
+// kPlateauRise of the lowest latency seen since the plateau began, and their median.
+// Transitions between levels (fewer than 3 points) are not plateaus; the last run of the
+// curve always is (DRAM).
+struct Plateau {
+  std::size_t first = 0, end = 0;
+  double ns = 0;
+};
+constexpr double kPlateauRise = 1.35;  // TLB misses lift a level's far end ~20-30%
+std::vector<Plateau> latency_plateaus(const std::vector<LatencyPoint>& curve);
+
+// Finds cache levels in a latency curve (sorted by footprint, ending in DRAM): every plateau
+// but the last is a level (at most three, innermost first), its latency the plateau's
+// median, its size the footprint where the curve crosses the geometric mean of its plateau
+// and the next one, rounded to a power of two, unless a hint (bytes; may be empty, wrong or
+// more than this process gets, e.g. a VM's share of a partitioned L3) lies within a factor
+// of 2 of it (then the hint, which is exact when right).
 std::vector<MeasuredLevel> find_cache_levels(const std::vector<LatencyPoint>& curve,
                                              const std::vector<std::int64_t>& hint_sizes,
                                              const std::vector<int>& hint_assoc);
+
+// The outermost cache as streaming sees it: the bandwidth curve (sorted by footprint, its
+// last points beyond every cache) stays well above its DRAM plateau (the median of its last
+// three points) up to some footprint; that level's size is where the curve falls through
+// the geometric mean of the two plateaus, rounded to whole MiB. A cache whose random-access
+// latency is close to DRAM's (far slices of a large shared L3, seen through a VM's share)
+// shows here and not in the latency curve. nullopt when no footprint streams at >= 1.5x
+// DRAM's bandwidth beyond `beyond` bytes.
+struct StreamingLevel {
+  std::int64_t size = 0;
+  double cached_gbs = 0, dram_gbs = 0;
+};
+std::optional<StreamingLevel> streaming_level(const std::vector<BandwidthPoint>& curve,
+                                              std::int64_t beyond);
+
+// Adds the streaming level as the LLC when it is more than twice the latency curve's last
+// level (which then becomes "L2" or "L3", shared from the third level on), its latency the
+// latency curve's median over the footprints it holds alone.
+void add_streaming_level(std::vector<MeasuredLevel>& levels, const StreamingLevel& level,
+                         const std::vector<LatencyPoint>& latency_curve);
 
 // progress(line) is called before each phase.
 Calibration calibrate_host(const std::function<void(const std::string&)>& progress);

@@ -49,7 +49,7 @@ nlohmann::json machine_json(const Calibration& c, const std::string& name) {
                {"dispatch_overhead_ns", std::round(c.ops.dispatch_ns)},
                {"threads_per_op", c.cores}};
   sources["compute.cores"] = "std::thread::hardware_concurrency (logical CPUs this process sees)";
-  sources["compute.clock_mhz"] = "8 dependent ADD r64 per loop iteration, 1 cycle each";
+  sources["compute.clock_mhz"] = "8 dependent IMUL r64 per loop iteration, 3 cycles each";
   sources["compute.vector_flops_per_cycle"] =
       fmt::format("measured: 12 independent FMA chains, widest ISA, {:.1f} FLOP/cycle",
                   c.vector_flops_per_cycle);
@@ -61,8 +61,13 @@ nlohmann::json machine_json(const Calibration& c, const std::string& name) {
       c.ops.reduction / 1e9, c.ops.pool / 1e9, c.ops.attention / 1e9);
   sources["compute.dispatch_overhead_ns"] = "best mean time of a 1-element at::add, 20000 calls";
 
-  // MSHRs by Little's law: misses in flight = bandwidth x latency / line.
-  const double mlp_one = c.bw_one.read * c.dram_latency_ns / 64.0;
+  // MSHRs by Little's law: misses in flight = bandwidth x latency / line, for one core
+  // streaming from DRAM, and (where the LLC was found by streaming) from the LLC: the
+  // hardware's prefetchers keep that many lines in flight, whichever level serves them.
+  const double mlp_dram = c.bw_one.read * c.dram_latency_ns / 64.0;
+  const double llc_ns = c.levels.empty() ? 0 : c.levels.back().latency_ns;
+  const double mlp_llc = c.llc_triad_one * llc_ns / 64.0;
+  const double mlp_one = std::max(mlp_dram, mlp_llc);
   json levels = json::array();
   double prev_ns = 0;
   for (const auto& l : c.levels) {
@@ -84,9 +89,14 @@ nlohmann::json machine_json(const Calibration& c, const std::string& name) {
                     l.latency_ns, c.clock_mhz);
   }
   sources["caches.levels.mshrs"] = fmt::format(
-      "Little's law: 1-thread read {:.1f} GB/s x idle latency {:.1f} ns / 64 B = {:.1f} (x cores "
-      "for the shared LLC)",
-      c.bw_one.read, c.dram_latency_ns, mlp_one);
+      "Little's law, the larger of: 1-thread DRAM read {:.1f} GB/s x idle latency {:.1f} ns / 64 "
+      "B = {:.1f}; 1-thread triad in the LLC {:.1f} GB/s x its latency {:.1f} ns / 64 B = {:.1f} "
+      "(x cores for shared levels)",
+      c.bw_one.read, c.dram_latency_ns, mlp_dram, c.llc_triad_one, llc_ns, mlp_llc);
+  std::string bw_curve;
+  for (const auto& p : c.bw_curve)
+    bw_curve += fmt::format("{} {:.1f}; ", format_bytes(p.bytes), p.gbs);
+  sources["caches.triad_gbs"] = bw_curve;
   std::string curve;
   for (const auto& p : c.curve) curve += fmt::format("{} {:.2f}; ", format_bytes(p.bytes), p.ns);
   sources["caches.curve_ns"] = curve;
@@ -98,14 +108,16 @@ nlohmann::json machine_json(const Calibration& c, const std::string& name) {
   const double rate = preset_doc.at("data_rate_mts").get<double>();
   const double width = preset_doc.at("organization").at("bus_width_bits").get<double>();
   const double channel_gbs = rate * 1e6 * width / 8 / 1e9;
-  const int channels = std::max(1, int(std::lround(c.bw_all.triad / (0.75 * channel_gbs))));
+  // Rounded up: the simulated DRAM must be able to carry what was measured.
+  const int channels = std::max(1, int(std::ceil(c.bw_all.triad / (0.75 * channel_gbs) - 0.05)));
   json dram{{"preset", preset}, {"channels", channels}};
   sources["dram"] = fmt::format(
-      "STREAM-like, 128 MiB arrays: 1 thread read/copy/triad {:.1f}/{:.1f}/{:.1f} GB/s, {} "
+      "STREAM-like, {} arrays: 1 thread read/copy/triad {:.1f}/{:.1f}/{:.1f} GB/s, {} "
       "threads {:.1f}/{:.1f}/{:.1f} GB/s; idle latency {:.1f} ns (pointer chase at {}); preset "
-      "by CPU generation, channels = triad / (0.75 x {:.1f} GB/s per channel)",
-      c.bw_one.read, c.bw_one.copy, c.bw_one.triad, c.cores, c.bw_all.read, c.bw_all.copy,
-      c.bw_all.triad, c.dram_latency_ns, format_bytes(c.curve.back().bytes), channel_gbs);
+      "by CPU generation, channels = triad / (0.75 x {:.1f} GB/s per channel), rounded up",
+      format_bytes(c.dram_array_bytes), c.bw_one.read, c.bw_one.copy, c.bw_one.triad, c.cores,
+      c.bw_all.read, c.bw_all.copy, c.bw_all.triad, c.dram_latency_ns,
+      format_bytes(c.curve.back().bytes), channel_gbs);
 
   return json{
       {"name", name},

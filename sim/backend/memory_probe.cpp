@@ -51,6 +51,21 @@ void run_threads(int threads, const std::function<void(int)>& body) {
   for (int t = 0; t < threads; ++t) pool.emplace_back(body, t);
   for (auto& th : pool) th.join();
 }
+// STREAM's three arrays of n doubles, each part first touched by the thread that will use
+// it (NUMA placement as STREAM does).
+struct StreamArrays {
+  StreamArrays(std::size_t n, int threads)
+      : ba(n * sizeof(double)), bb(n * sizeof(double)), bc(n * sizeof(double)) {
+    run_threads(threads, [&](int t) {
+      const std::size_t lo = n * t / threads, hi = n * (t + 1) / threads;
+      for (std::size_t i = lo; i < hi; ++i) a()[i] = 1.0, b()[i] = 2.0, c()[i] = 0.5;
+    });
+  }
+  double* a() const { return static_cast<double*>(ba.data); }
+  double* b() const { return static_cast<double*>(bb.data); }
+  double* c() const { return static_cast<double*>(bc.data); }
+  HugeBuffer ba, bb, bc;
+};
 }  // namespace
 
 double pointer_chase_ns(std::int64_t bytes, std::uint64_t seed) {
@@ -81,15 +96,8 @@ double pointer_chase_ns(std::int64_t bytes, std::uint64_t seed) {
 
 Bandwidth stream_bandwidth(std::int64_t bytes, int threads, int repeats) {
   const std::size_t n = std::size_t(bytes) / sizeof(double);
-  HugeBuffer ba(n * sizeof(double)), bb(n * sizeof(double)), bc(n * sizeof(double));
-  auto* a = static_cast<double*>(ba.data);
-  auto* b = static_cast<double*>(bb.data);
-  auto* c = static_cast<double*>(bc.data);
-  // First touch by the thread that will use each part (NUMA placement as STREAM does).
-  run_threads(threads, [&](int t) {
-    const std::size_t lo = n * t / threads, hi = n * (t + 1) / threads;
-    for (std::size_t i = lo; i < hi; ++i) a[i] = 1.0, b[i] = 2.0, c[i] = 0.5;
-  });
+  StreamArrays arrays(n, threads);
+  double *a = arrays.a(), *b = arrays.b(), *c = arrays.c();
   std::vector<double> sums(std::size_t(threads) * 8, 0.0);  // one cache line per thread
   auto best = [&](auto kernel) {
     double t_best = 1e30;
@@ -123,21 +131,52 @@ Bandwidth stream_bandwidth(std::int64_t bytes, int threads, int repeats) {
   return bw;
 }
 
-double core_clock_mhz() {
-  constexpr std::uint64_t kIterations = 50'000'000;  // 8 adds each: ~0.1 s at 4 GHz
+double triad_gbs(std::int64_t footprint, int threads) {
+  // Three arrays of footprint / 3 bytes; each thread repeats the triad over its own slice
+  // `inner` times per timed run, so that thread start-up is amortised (>= ~256 MiB moved
+  // per run) and a footprint that fits stays in the caches between passes.
+  const std::size_t n = std::max<std::size_t>(64, std::size_t(footprint) / 3 / sizeof(double));
+  StreamArrays arrays(n, threads);
+  double *a = arrays.a(), *b = arrays.b(), *c = arrays.c();
+  const int inner = int(std::max<std::int64_t>(1, (std::int64_t(256) << 20) / footprint));
   double best = 1e30;
   for (int r = 0; r < 3; ++r) {
-    std::uint64_t x = 0, n = kIterations;
+    const auto t0 = std::chrono::steady_clock::now();
+    run_threads(threads, [&](int t) {
+      const std::size_t lo = n * t / threads, hi = n * (t + 1) / threads;
+      for (int k = 0; k < inner; ++k) {
+        for (std::size_t i = lo; i < hi; ++i) a[i] = b[i] + 3.0 * c[i];
+        asm volatile("" : : "r"(a) : "memory");
+      }
+    });
+    best = std::min(best,
+                    std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  return 24.0 * double(n) * inner / best / 1e9;
+}
+
+double core_clock_mhz() {
+  // A chain of dependent 64-bit multiplies: 3 cycles each on every x86-64 core of the last 15
+  // years (Intel since Core 2, AMD since Zen: Agner Fog's instruction tables, IMUL r64,r64).
+  // Not dependent adds: since Golden Cove the renamer folds chains of immediate adds, so an
+  // add chain runs several "cycles" per cycle (it read 11.6 GHz on a ~3 GHz Xeon).
+  constexpr std::uint64_t kIterations = 20'000'000;  // 8 multiplies each: ~0.16 s at 3 GHz
+  constexpr double kImulLatency = 3;
+  double best = 1e30;
+  for (int r = 0; r < 3; ++r) {
+    std::uint64_t x = 3, n = kIterations;
+    const std::uint64_t m = 1;  // in a register, so nothing can fold the multiplies away
     const double t0 = thread_seconds();
     asm volatile(
         "1:\n\t"
-        "add $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\t"
-        "add $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\t"
+        "imul %2, %0\n\timul %2, %0\n\timul %2, %0\n\timul %2, %0\n\t"
+        "imul %2, %0\n\timul %2, %0\n\timul %2, %0\n\timul %2, %0\n\t"
         "dec %1\n\tjnz 1b"
-        : "+r"(x), "+r"(n));
+        : "+r"(x), "+r"(n)
+        : "r"(m));
     best = std::min(best, thread_seconds() - t0);
   }
-  return 8.0 * double(kIterations) / best / 1e6;
+  return 8.0 * kImulLatency * double(kIterations) / best / 1e6;
 }
 
 namespace {

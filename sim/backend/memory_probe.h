@@ -19,8 +19,13 @@ struct Bandwidth {
 };
 Bandwidth stream_bandwidth(std::int64_t bytes, int threads, int repeats);
 
-// Core clock in MHz from a chain of dependent integer adds (one per cycle on every x86
-// core since the P6: Intel and AMD optimisation manuals, ADD r64 latency 1).
+// GB/s of a triad (a = b + 3c, 24 B per element) over `footprint` bytes in all, repeated
+// in place with `threads` threads: the streaming bandwidth of the level that holds it.
+// Best of 3 runs.
+double triad_gbs(std::int64_t footprint, int threads);
+
+// Core clock in MHz from a chain of dependent 64-bit integer multiplies (IMUL r64 latency 3
+// on Intel since Core 2 and AMD since Zen; memory_probe.cpp says why not adds).
 double core_clock_mhz();
 
 // FP32 FLOP per cycle of one core: many independent FMA chains at the widest vector width

@@ -7,6 +7,7 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -63,9 +64,20 @@ PinnedThreads pin_threads(int threads) {
     pin(0, 1);
   else
     at::parallel_for(0, threads, 1, pin);
+  // Every chunk must have run on its own thread: if one thread ran several (a serial
+  // at::parallel_for), pinning it in turn to each core leaves it, and every pool thread it
+  // creates later, on the last one (all intra-op threads on one core, steps ~20x slower).
+  std::vector<pid_t> distinct = tids;
+  std::sort(distinct.begin(), distinct.end());
+  const bool all_distinct = std::adjacent_find(distinct.begin(), distinct.end()) == distinct.end();
   for (int t = 0; t < threads; ++t)
-    if (failed[std::size_t(t)] || tids[std::size_t(t)] == 0) {
-      out.note = "threads not pinned: sched_setaffinity failed";
+    if (failed[std::size_t(t)] || tids[std::size_t(t)] == 0 || !all_distinct) {
+      sched_setaffinity(0, sizeof allowed, &allowed);  // undo this thread's pins
+      out.note = all_distinct ? "threads not pinned: sched_setaffinity failed"
+                              : fmt::format(
+                                    "threads not pinned: libtorch ran the {} pinning chunks on "
+                                    "fewer threads",
+                                    threads);
       return out;
     }
   if (tids[0] != own_tid()) {  // the caller did not run chunk 0: not the layout assumed
@@ -115,6 +127,13 @@ double load_average() {
 
 int online_cpus() {
   return int(sysconf(_SC_NPROCESSORS_ONLN));
+}
+
+int allowed_cpus() {
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) return std::max(1, online_cpus());
+  return std::max(1, CPU_COUNT(&allowed));
 }
 
 }  // namespace fusim::backend

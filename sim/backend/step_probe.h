@@ -51,5 +51,7 @@ class StepProbe {
 
 double load_average();  // 1-minute load, -1 where unknown
 int online_cpus();
+// Cores this process may run on (sched_getaffinity); at least 1.
+int allowed_cpus();
 
 }  // namespace fusim::backend

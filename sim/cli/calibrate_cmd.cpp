@@ -6,8 +6,9 @@
 #include <chrono>
 
 #include "backend/calibration.h"
-#include "cli/backend_commands.h"
 #include "backend/family_probe.h"
+#include "backend/step_probe.h"
+#include "cli/backend_commands.h"
 #include "cli/commands.h"
 #include "cli/output_format.h"
 #include "core/error.h"
@@ -30,8 +31,22 @@ void run_calibrate(const CalibrateCmdOptions& opt) {
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     fmt::print(stderr, "calibrate [{:5.1f} s]: {}\n", s, phase);
   };
+  // Bandwidths, latencies and op times measured beside other work describe that work's
+  // leftovers, not this host: say so where it is recorded (the file's sources) and here.
+  const double load_before = backend::load_average();
+  const int cores = backend::allowed_cpus();
+  auto busy = [&](double load) { return load > 0.5 * cores; };
+  if (busy(load_before))
+    fmt::print(stderr,
+               "calibrate: warning: load average {:.2f} on {} cores before measuring: other "
+               "processes share the cores and memory bandwidth, so the machine file will "
+               "describe what is left over; calibrate on a quiet machine\n",
+               load_before, cores);
   const auto c = backend::calibrate_host(progress);
   auto doc = backend::machine_json(c, opt.name);
+  doc["sources"]["conditions"] =
+      fmt::format("load average {:.2f} before measuring, on {} cores{}", load_before, cores,
+                  busy(load_before) ? " (busy: figures describe what other processes left)" : "");
   // The output must load as a machine: a failure here is a bug in calibrate, not bad input.
   const exec::Machine host = exec::parse_machine(doc, opt.output);
   compute::OpCostModel costs;

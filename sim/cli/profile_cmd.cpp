@@ -8,6 +8,7 @@
 #include "backend/executor.h"
 #include "backend/op_profiler.h"
 #include "backend/optimizer_config.h"
+#include "backend/step_probe.h"
 #include "cli/backend_commands.h"
 #include "cli/commands.h"
 #include "cli/output_format.h"
@@ -43,6 +44,11 @@ void run_profile(ProfileCmdOptions opt) {
                                  schedule::Ordering::ForwardFused},
                                 request);
   opt.profile.device = opt.device;
+  // 0: every core this process may use, as `fusim calibrate` sets a host's threads_per_op
+  // (not libtorch's own default, which can be 1), so that a profile fits the calibrated
+  // machine validate and simulate use with it (exec/op_profile.h checks the match).
+  if (opt.profile.threads == 0 && opt.device == "cpu")
+    opt.profile.threads = backend::allowed_cpus();
   const auto t0 = std::chrono::steady_clock::now();
   opt.profile.progress = [&](int done, int total, const std::string& what) {
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -80,8 +86,9 @@ void add_profile_command(CLI::App& app) {
   cmd->add_option("--device", opt->device, "cpu | cuda (needs a CUDA libtorch and a GPU)")
       ->capture_default_str();
   cmd->add_option("--threads", opt->profile.threads,
-                  "Intra-op threads (0: libtorch's default); use the machine model's "
-                  "threads_per_op, as validate does")
+                  "Intra-op threads (0: every core this process may use, the threads_per_op "
+                  "`fusim calibrate` writes); must equal the threads_per_op of the machine "
+                  "the profile is used with")
       ->capture_default_str();
   cmd->add_option("--min-repeats", opt->profile.min_repeats, "Timed runs per op, at least")
       ->capture_default_str();

@@ -101,6 +101,16 @@ std::vector<DistinctOp> distinct_ops(const workload::Trace& trace,
 ProfiledCompute::ProfiledCompute(const OpProfile& profile, const Machine& host,
                                  const SimOptions& options)
     : profile_(profile), host_(host), options_(options) {
+  // A CPU op's time depends on its intra-op threads: measured on other threads than the
+  // simulated op runs on, the solved compute would be the wrong op's.
+  if (host.compute.kind == compute::UnitKind::Cpu && profile.device == "cpu" &&
+      profile.threads != host.compute.threads_per_op)
+    throw InputError(profile.file, "threads",
+                     fmt::format("{} (compute.threads_per_op of machine {}, the threads each "
+                                 "simulated op runs on: measure with `fusim profile --threads "
+                                 "{}`), got {}",
+                                 host.compute.threads_per_op, host.name,
+                                 host.compute.threads_per_op, profile.threads));
   options_.progress = nullptr;
   options_.op_compute.clear();
 }

@@ -234,6 +234,8 @@ TEST_CASE("a profile drives every op of a schedule, and a missing op is named") 
   profile.file = "p.json";
   profile.optimizer = "sgd";
   profile.impl = "foreach";
+  profile.device = "cpu";
+  profile.threads = m.compute.threads_per_op;
   const auto distinct = exec::distinct_ops(trace, s);
   for (const auto& d : distinct) {
     exec::ProfiledOp p;
@@ -254,6 +256,14 @@ TEST_CASE("a profile drives every op of a schedule, and a missing op is named") 
     const auto iso = exec::isolated_schedule(s, op.id, exec::kIsolationRepeats);
     const Tick back = exec::simulate_isolated(trace, iso, m, no_warmup(), compute[op.id]);
     CHECK(std::abs(back - measured) <= std::max<Tick>(ns(1), measured / 10000));
+  }
+  // Measured on other threads than the machine's ops run on: refused, naming the fix.
+  {
+    exec::OpProfile other = profile;
+    other.threads = m.compute.threads_per_op + 1;
+    CHECK_THROWS_WITH(exec::ProfiledCompute(other, m, no_warmup()),
+                      Catch::Contains("p.json: threads: expected 1 (compute.threads_per_op") &&
+                          Catch::Contains("fusim profile --threads 1") && Catch::Contains("got 2"));
   }
   // A profile of another optimizer, or one that lacks an op, is refused by name.
   profile.optimizer = "adam";

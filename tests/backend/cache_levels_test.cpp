@@ -1,0 +1,155 @@
+// find_cache_levels: cache levels from a pointer-chase latency curve, hints only as snaps.
+#include <catch2/catch.hpp>
+#include <cmath>
+
+#include "backend/calibration.h"
+
+using fusim::backend::add_streaming_level;
+using fusim::backend::BandwidthPoint;
+using fusim::backend::find_cache_levels;
+using fusim::backend::latency_plateaus;
+using fusim::backend::LatencyPoint;
+using fusim::backend::streaming_level;
+
+namespace {
+constexpr std::int64_t KiB = 1024, MiB = 1024 * KiB;
+
+// Footprints 4 KiB .. 256 MiB, 2 points per octave, as calibrate_host measures them.
+std::vector<std::int64_t> footprints() {
+  std::vector<std::int64_t> v;
+  for (double b = 4096; b <= double(256 * MiB) * 1.01; b *= std::sqrt(2.0))
+    v.push_back(std::int64_t(b) / 64 * 64);
+  return v;
+}
+
+// A step curve: latency of the first level whose size holds the footprint.
+std::vector<LatencyPoint> step_curve(const std::vector<std::pair<std::int64_t, double>>& levels,
+                                     double dram_ns) {
+  std::vector<LatencyPoint> c;
+  for (auto b : footprints()) {
+    double ns = dram_ns;
+    for (auto [size, lat] : levels)
+      if (b <= size) {
+        ns = lat;
+        break;
+      }
+    c.push_back({b, ns});
+  }
+  return c;
+}
+}  // namespace
+
+namespace {
+// This 2-core VM's pointer-chase curve (fusim calibrate, 2026-12-01), at footprints().
+std::vector<LatencyPoint> this_host_latency_curve() {
+  const std::vector<double> ns{
+      1.75,  1.74,   1.85,   1.78,   1.76,   1.79,   1.79,   1.95,   5.57,   5.62,   5.72,
+      5.44,  5.56,   5.67,   6.82,   7.26,   8.01,   22.21,  35.56,  39.52,  40.55,  47.98,
+      79.15, 136.33, 146.98, 147.15, 163.36, 162.23, 170.72, 164.06, 174.97, 173.39, 168.54};
+  const auto fp = footprints();
+  std::vector<LatencyPoint> curve;
+  for (std::size_t i = 0; i < fp.size() && i < ns.size(); ++i) curve.push_back({fp[i], ns[i]});
+  return curve;
+}
+}  // namespace
+
+TEST_CASE("a measured curve whose L3 is far smaller than the system lists keeps its L3") {
+  // This 2-core VM's curve (fusim calibrate, 2026-12-01; sysfs lists L1d 48 KiB, L2 2 MiB,
+  // L3 260 MiB): L1 ~1.8 ns, L2 ~5.6 ns (TLB misses lift its far end), an L3 plateau at
+  // ~40 ns up to ~8 MiB (the VM's share), DRAM ~165 ns. The old reader trusted the 260 MiB
+  // hint, found no plateau below 32 MiB and dropped the L3: everything past 2 MiB went to DRAM.
+  const auto curve = this_host_latency_curve();
+  REQUIRE(curve.size() == footprints().size());
+
+  const auto plateaus = latency_plateaus(curve);
+  REQUIRE(plateaus.size() == 4);  // L1, L2, L3, DRAM; 8.01 and 22.21 and 79.15 are transitions
+  CHECK(plateaus[0].end == 8);
+
+  const auto levels = find_cache_levels(curve, {48 * KiB, 2 * MiB, 260 * MiB}, {12, 16, 20});
+  REQUIRE(levels.size() == 3);
+  CHECK(levels[0].name == "L1");
+  CHECK(levels[0].size == 48 * KiB);  // crossing at ~53 KiB: the hint, within 2x
+  CHECK(levels[0].assoc == 12);
+  CHECK(levels[0].latency_ns == Approx(1.79));  // the upper median of the 8 plateau points
+  CHECK(levels[1].name == "L2");
+  CHECK(levels[1].size == 2 * MiB);  // crossing near 1.25 MiB (sqrt(5.67 x 40.55) = 15.2 ns)
+  CHECK_FALSE(levels[1].shared);
+  CHECK(levels[2].name == "LLC");
+  // sqrt(40.55 x 164.06) = 81.6 ns is crossed just past 8 MiB (79.15): 8 MiB, not the 260 MiB
+  // hint.
+  CHECK(levels[2].size == 8 * MiB);
+  CHECK(levels[2].shared);
+  CHECK(levels[2].latency_ns == Approx(40.55));  // the upper median of its 4 points
+}
+
+TEST_CASE("hints are snapped to by size, not by index") {
+  // A clean 3-level machine: L1 32 KiB 1 ns, L2 1 MiB 4 ns, L3 32 MiB 20 ns, DRAM 100 ns.
+  const auto curve = step_curve({{32 * KiB, 1.0}, {1 * MiB, 4.0}, {32 * MiB, 20.0}}, 100.0);
+  SECTION("right hints are taken exactly") {
+    const auto levels = find_cache_levels(curve, {32 * KiB, 1 * MiB, 32 * MiB}, {8, 16, 11});
+    REQUIRE(levels.size() == 3);
+    CHECK(levels[0].size == 32 * KiB);
+    CHECK(levels[1].size == 1 * MiB);
+    CHECK(levels[2].size == 32 * MiB);
+    CHECK(levels[2].assoc == 11);
+    CHECK(levels[1].latency_ns == 4.0);
+  }
+  SECTION("a missing L2 hint does not shift the L3 hint onto the L2") {
+    const auto levels = find_cache_levels(curve, {32 * KiB, 32 * MiB}, {8, 11});
+    REQUIRE(levels.size() == 3);
+    // The L2 crossing lies between 1 MiB and 1.41 MiB: rounded to 1 MiB.
+    CHECK(levels[1].size == 1 * MiB);
+    CHECK(levels[2].size == 32 * MiB);
+  }
+  SECTION("without hints the sizes are the rounded crossings") {
+    const auto levels = find_cache_levels(curve, {}, {});
+    REQUIRE(levels.size() == 3);
+    CHECK(levels[0].size == 32 * KiB);
+    CHECK(levels[2].size == 32 * MiB);
+  }
+}
+
+TEST_CASE("a two-level machine has two levels whatever the hints list") {
+  const auto curve = step_curve({{64 * KiB, 1.5}, {4 * MiB, 10.0}}, 90.0);
+  const auto levels = find_cache_levels(curve, {64 * KiB, 4 * MiB, 64 * MiB}, {8, 16, 16});
+  REQUIRE(levels.size() == 2);
+  CHECK(levels[1].name == "LLC");
+  CHECK(levels[1].size == 4 * MiB);
+}
+
+TEST_CASE("the streaming level: a large cache whose latency is close to DRAM's") {
+  // This VM's all-thread triad (2 threads, 2026-12-01, GB/s per total footprint in MiB):
+  // ~50 GB/s up to 96 MiB, ~26 GB/s beyond, while its pointer chase reads ~150-170 ns from
+  // 12 MiB on: the latency curve ends its caches at 8 MiB, streaming sees ~118 MiB.
+  const std::vector<std::pair<int, double>> mib_gbs{
+      {1, 59.3},   {2, 108.7},  {4, 75.5},   {6, 54.7},   {8, 52.5},  {12, 50.7},
+      {16, 50.3},  {24, 52.6},  {32, 50.6},  {48, 52.9},  {64, 48.2}, {96, 47.3},
+      {128, 31.7}, {192, 27.1}, {256, 25.7}, {384, 27.5}, {512, 24.9}};
+  std::vector<BandwidthPoint> bw;
+  for (auto [m, g] : mib_gbs) bw.push_back({m * MiB, g});
+  const auto s = streaming_level(bw, 8 * MiB);
+  REQUIRE(s);
+  CHECK(s->dram_gbs == 25.7);    // median of the last three
+  CHECK(s->cached_gbs == 50.6);  // median of 24..96 MiB (within 4x of the last cached point)
+  // sqrt(50.6 x 25.7) = 36.06 GB/s is crossed between 96 MiB (47.3) and 128 MiB (31.7), at
+  // 0.7205 of that octave's log: 96 x (4/3)^0.7205 = 118.1 MiB.
+  CHECK(s->size == 118 * MiB);
+
+  auto levels =
+      find_cache_levels(this_host_latency_curve(), {48 * KiB, 2 * MiB, 260 * MiB}, {12, 16, 20});
+  REQUIRE(levels.size() == 3);
+  add_streaming_level(levels, *s, this_host_latency_curve());
+  REQUIRE(levels.size() == 4);
+  CHECK(levels[2].name == "L3");
+  CHECK(levels[2].shared);
+  CHECK(levels[3].name == "LLC");
+  CHECK(levels[3].size == 118 * MiB);
+  // Median of the chase over [2 x 8 MiB, 118/2 MiB]: 146.98, 147.15, 162.23, 163.36.
+  CHECK(levels[3].latency_ns == 162.23);
+
+  SECTION("no streaming level where bandwidth falls with the latency curve's last level") {
+    std::vector<BandwidthPoint> flat;
+    for (auto [m, g] : mib_gbs) flat.push_back({m * MiB, m <= 8 ? g : 25.0});
+    CHECK_FALSE(streaming_level(flat, 8 * MiB));
+  }
+}
