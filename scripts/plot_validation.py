@@ -58,7 +58,7 @@ def main():
                           label=f"{r['ordering']} / {label}")
             all_t += [p, m]
             errors.append(abs(r.get("error_pct", 100.0 * (p - m) / m)))
-            if "measured_speedup" in r:
+            if r.get("measured_speedup") is not None:  # null without an eager baseline
                 ms, ps = r["measured_speedup"], r["predicted_speedup"]
                 ci = r.get("measured_speedup_ci", [ms, ms])
                 ax_s.errorbar(ms, ps, xerr=[[ms - ci[0]], [ci[1] - ms]], fmt=marker,

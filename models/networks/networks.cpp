@@ -2,8 +2,10 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <algorithm>
 
 #include "core/error.h"
+#include "core/suggest.h"
 #include "workload/validate.h"
 
 namespace fusim::networks {
@@ -52,14 +54,38 @@ workload::Trace generate(const std::string& name, const NetworkOptions& options)
   if (name == "mobilenet_v2") return make_mobilenet_v2(o);
   if (name == "bert-base" || name == "gpt2-small" || name == "gpt2-medium")
     return make_transformer(transformer_preset(name), o);
-  throw InputError(
-      fmt::format("NETWORK: expected one of {}, got '{}'", fmt::join(network_names(), ", "), name));
+  throw InputError(fmt::format("NETWORK: expected one of {}, got '{}'{}",
+                               fmt::join(network_names(), ", "), name,
+                               did_you_mean(name, network_names())));
+}
+
+// A trace the reader would refuse is refused here, before it is checked, written or
+// simulated: `trace gen resnet18 --resolution 100000 --batch 1000` wrote a file that its own
+// validator then rejected (issue 21, point 2). Counted in double: the dims are exact, their
+// product may not fit 64 bits.
+void check_sizes(const std::string& name, const workload::Trace& trace, const NetworkOptions& o) {
+  auto elements = [](const workload::Shape& s) {
+    double n = 1;
+    for (auto d : s) n *= static_cast<double>(d);
+    return n;
+  };
+  const auto limit = static_cast<double>(workload::kMaxShapeElements);
+  for (const auto& l : trace.layers) {
+    double most = elements(l.output);
+    for (const auto& p : l.params) most = std::max(most, elements(p.shape));
+    if (most > limit)
+      throw InputError(fmt::format(
+          "{} at --batch {}: layer {} would hold a tensor of {:.3g} elements, more than a trace "
+          "may (2^40 = {:.3g}): expected a smaller --batch, --resolution, --hidden or --seq",
+          name, o.batch, l.name, most, limit));
+  }
 }
 
 }  // namespace
 
 workload::Trace make_network(const std::string& name, const NetworkOptions& o) {
   workload::Trace trace = generate(name, o);
+  check_sizes(name, trace, o);
   // The same checks as a file gets (shapes along every edge, params matching their op),
   // and the derived fields (output_requires_grad) every consumer relies on.
   workload::validate_and_sort(trace);

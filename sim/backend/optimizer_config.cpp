@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "core/suggest.h"
 
 namespace fusim::backend {
 
@@ -38,8 +39,9 @@ OptimizerConfig optimizer_config(std::string_view name) {
     c.eps = 1e-6;
     c.weight_decay = 0.01;
   } else {
-    throw InputError(fmt::format("unknown optimizer '{}': expected one of {}", name,
-                                 fmt::join(optimizer_names(), ", ")));
+    throw InputError(fmt::format("unknown optimizer '{}': expected one of {}{}", name,
+                                 fmt::join(optimizer_names(), ", "),
+                                 did_you_mean(c.name, optimizer_names())));
   }
   return c;
 }

@@ -1,12 +1,112 @@
 #include "cli/app.h"
 
+#include <stdlib.h>
+
 #include <cstdio>
 #include <new>
 
+#include <fmt/format.h>
+#include <string>
+#include <vector>
+
 #include "cli/commands.h"
 #include "core/error.h"
+#include "core/memory_budget.h"
+#include "core/suggest.h"
+#include "core/units.h"
 
 namespace fusim::cli {
+namespace {
+
+std::vector<std::string> subcommand_names(CLI::App& app) {
+  std::vector<std::string> names;
+  for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; }))
+    names.push_back(sub->get_name());
+  return names;
+}
+
+bool has_positionals(CLI::App& app) {
+  return !app.get_options([](CLI::Option* o) { return o->get_positional(); }).empty();
+}
+
+// The commands named by the leading words of argv ("fusim trace gen ..." -> app, trace,
+// gen). A word where a command must be (at the top, or under a command that takes no
+// positional argument) that names none is refused before parsing, with a did-you-mean:
+// CLI11 would say "A subcommand is required" or "arguments were not expected".
+std::vector<CLI::App*> command_chain(CLI::App& app, int argc, char** argv) {
+  std::vector<CLI::App*> chain{&app};
+  std::string path = "fusim";
+  for (int i = 1; i < argc; ++i) {
+    const std::string word = argv[i];
+    if (word.empty() || word[0] == '-') break;
+    const auto names = subcommand_names(*chain.back());
+    if (names.empty()) break;
+    auto named =
+        chain.back()->get_subcommands([&](CLI::App* sub) { return sub->check_name(word); });
+    if (!named.empty()) {
+      chain.push_back(named.front());
+      path += " " + word;
+      continue;
+    }
+    if (chain.back()->get_require_subcommand_min() == 0 && has_positionals(*chain.back())) break;
+    throw InputError(fmt::format("unknown command \"{} {}\": expected {} followed by one of {}{}",
+                                 path, word, path, fmt::join(names, ", "),
+                                 did_you_mean(word, names)));
+  }
+  return chain;
+}
+
+// For an argument CLI11 did not expect: the first --option of argv that no command of the
+// chain knows, with a did-you-mean among that command's options ("--step" -> "--steps").
+std::string unexpected_argument(const std::vector<CLI::App*>& chain, int argc, char** argv,
+                                const std::string& fallback) {
+  CLI::App& command = *chain.back();
+  for (int i = 1; i < argc; ++i) {
+    std::string word = argv[i];
+    if (word.rfind("--", 0) != 0 || word == "--") continue;
+    word = word.substr(0, word.find('='));
+    bool known = false;
+    for (CLI::App* app : chain) known = known || app->get_option_no_throw(word) != nullptr;
+    if (known) continue;
+    std::vector<std::string> names;
+    for (const CLI::Option* o : command.get_options())
+      for (const auto& l : o->get_lnames()) names.push_back("--" + l);
+    std::string path;
+    for (std::size_t k = 1; k < chain.size(); ++k) path += chain[k]->get_name() + " ";
+    return fmt::format("{}unknown option {}{}; `fusim {}--help` lists the options",
+                       path.empty() ? "" : path.substr(0, path.size() - 1) + ": ", word,
+                       did_you_mean(word, names), path);
+  }
+  return fallback;
+}
+
+// --max-memory on every command that does its own work (not the entries that fusim hands to
+// fusim-backend): the budget of core/memory_budget.h, set as FUSIM_MEMORY_BUDGET for this
+// process when parsed, i.e. before the command runs; checked as a size at parse time.
+void add_max_memory_option(CLI::App& app) {
+  for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
+    if (sub->get_allow_extras()) continue;
+    sub->add_option_function<std::string>(
+           "--max-memory",
+           [](const std::string& size) { ::setenv("FUSIM_MEMORY_BUDGET", size.c_str(), 1); },
+           fmt::format("Refuse, before allocating, a configuration whose simulated state "
+                       "(caches, DRAM banks, traces) would need more host memory than SIZE "
+                       "(default {} or $FUSIM_MEMORY_BUDGET), naming the field and the need",
+                       format_bytes(kDefaultMemoryBudgetBytes)))
+        ->type_name("SIZE")
+        ->check(CLI::Validator(
+            [](std::string& text) -> std::string {
+              const auto bytes = parse_bytes(text);
+              return bytes && *bytes > 0
+                         ? ""
+                         : fmt::format("expected a byte size such as 16GiB, got \"{}\"", text);
+            },
+            "SIZE"));
+    add_max_memory_option(*sub);
+  }
+}
+
+}  // namespace
 
 int run_fusim(int argc, char** argv, const std::function<void(CLI::App&)>& add_backend_commands) {
   CLI::App app{
@@ -27,14 +127,37 @@ int run_fusim(int argc, char** argv, const std::function<void(CLI::App&)>& add_b
   add_cache_command(app);
   add_dram_command(app);
   add_bench_command(app);
+  add_max_memory_option(app);
 
+  std::vector<CLI::App*> chain;
   try {
+    chain = command_chain(app, argc, argv);
+    // A group named without its command ("fusim", "fusim bench"): say which there are
+    // (CLI11: "A subcommand is required"), unless help or the version is asked for.
+    bool asks_help = false;
+    for (int i = 1; i < argc; ++i) {
+      const std::string word = argv[i];
+      asks_help = asks_help || word == "--help" || word == "-h" || word == "--version";
+    }
+    if (chain.back()->get_require_subcommand_min() > 0 && !asks_help) {
+      std::string path;
+      for (std::size_t k = 1; k < chain.size(); ++k) path += chain[k]->get_name() + " ";
+      throw InputError(fmt::format("{}expected a command: one of {} (`fusim {}--help` says more)",
+                                   path.empty() ? "" : path.substr(0, path.size() - 1) + ": ",
+                                   fmt::join(subcommand_names(*chain.back()), ", "), path));
+    }
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     // --help / --version: CLI11 prints them. Every other parse error (unknown option,
     // missing value, a value out of range) is one line like an InputError's.
     if (e.get_exit_code() == 0) return app.exit(e);
-    std::fprintf(stderr, "fusim: %s\n", e.what());
+    std::string message = e.what();
+    if (dynamic_cast<const CLI::ExtrasError*>(&e))
+      message = unexpected_argument(chain, argc, argv, message);
+    // CLI11 messages may hold line breaks: one line, like every other error.
+    for (char& c : message)
+      if (c == '\n') c = ' ';
+    std::fprintf(stderr, "fusim: %s\n", message.c_str());
     return 2;
   } catch (const InputError& e) {
     std::fprintf(stderr, "fusim: %s\n", e.what());

@@ -30,14 +30,26 @@ void add_backend_options(CLI::App* cmd, BackendCmdOptions& opt, const BackendOpt
   cmd->add_option("--warmup", opt.run.warmup, "Unmeasured steps per ordering first")
       ->capture_default_str()
       ->check(int_range(0, 100000));
-  cmd->add_option("--block", opt.run.block, help.block)
+  // One meaning per option name (issue 23, point 1): --block is the block-fidelity unit in
+  // simulate; here the measured steps of one ordering before the next are
+  // --steps-per-block. The old spelling stays for a release, with a warning.
+  cmd->add_option("--steps-per-block", opt.run.block, help.block)
       ->capture_default_str()
       ->check(int_range(1, 100000));
+  cmd->add_option("--block", opt.run.block,
+                  "Deprecated spelling of --steps-per-block (--block is the unit of block "
+                  "fidelity in simulate)")
+      ->check(int_range(1, 100000))
+      ->each([](const std::string&) {
+        fmt::print(stderr,
+                   "fusim: warning: --block is deprecated here, say --steps-per-block (--block "
+                   "is the unit of block fidelity in simulate)\n");
+      });
   cmd->add_option("--threads", opt.run.threads, help.threads)
       ->capture_default_str()
       ->check(int_range(0, host_threads(),
-                        fmt::format("0: libtorch's default; at most this host's {} hardware "
-                                    "threads",
+                        fmt::format("0: the default (the machine model's threads_per_op, "
+                                    "else libtorch's); at most this host's {} hardware threads",
                                     host_threads())));
   cmd->add_option("--execution", opt.execution, help.execution)->capture_default_str();
   cmd->add_option("--max-time", opt.run.max_time_s,

@@ -22,7 +22,9 @@ inline constexpr const char* kRunDescription =
     "by other processes are dropped and counted. Reported: the median step time,\n"
     "quartiles, the speedup over the eager schedule of the same execution with its 95%\n"
     "bootstrap interval, and notes saying what is inside the noise. Progress goes to\n"
-    "stderr.";
+    "stderr.\n"
+    "Example:\n"
+    "  fusim run --trace resnet18 --ordering all --optimizer adam --steps 20";
 
 inline constexpr const char* kValidateDescription =
     "Predict (simulate on --machine) and measure (run on this host with libtorch) the\n"
@@ -30,7 +32,9 @@ inline constexpr const char* kValidateDescription =
     "quartiles, error %, predicted and measured speedup vs eager (with the measured\n"
     "speedup's 95% bootstrap interval), and the MAPE over orderings, per execution\n"
     "(--execution). Sampling, pinning and dropped steps as in `fusim run`. Use a\n"
-    "machine measured by `fusim calibrate` for this host.";
+    "machine measured by `fusim calibrate` for this host.\n"
+    "Example:\n"
+    "  fusim calibrate && fusim validate --trace traces/mlp.json --machine host --per-op";
 
 inline constexpr const char* kCalibrateDescription =
     "Measure this host into a machine model (models/machines/SCHEMA.md): cache levels\n"
@@ -49,7 +53,10 @@ inline constexpr const char* kCalibrateDescription =
     "autograd boundary; per kernel for updates) plus a shape-dependent efficiency\n"
     "against the roofline, so that each measured op simulated alone on this machine\n"
     "model takes its measured time. Each family's fit error is printed.\n"
-    "Progress on stderr. The file is checked with the machine reader.";
+    "Progress on stderr. The file is checked with the machine reader.\n"
+    "Example:\n"
+    "  fusim calibrate                  (writes host.json where --machine host finds it)\n"
+    "  fusim calibrate --name box -o box.json --no-op-costs";
 
 inline constexpr const char* kProfileDescription =
     "Measure every distinct op of a trace (same kind, layer op, attrs, shapes and work:\n"
@@ -60,6 +67,9 @@ inline constexpr const char* kProfileDescription =
     "ordering are covered. `fusim simulate|validate --profile P.json` then take each\n"
     "op's compute time from it and simulate its memory time in the schedule's context\n"
     "(exec/compute_solver.h says how a measured time is split so that nothing counts\n"
-    "twice). Run on a quiet machine, with the threads the prediction is for.";
+    "twice). Run on a quiet machine, with the threads the prediction is for.\n"
+    "Example:\n"
+    "  fusim profile --trace traces/mlp.json -o mlp.profile.json\n"
+    "  fusim simulate --trace traces/mlp.json --machine host --profile mlp.profile.json";
 
 }  // namespace fusim::cli

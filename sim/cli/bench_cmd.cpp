@@ -95,24 +95,38 @@ void run_bench_caches(const BenchCachesOptions& opt) {
   double block_rate = static_cast<double>(block.units) / block.median_cpu_s;
   Table table({"fidelity", "unit_bytes", "accesses", "median_cpu_s", "median_wall_s",
                "accesses_per_s", "simulated_GB_per_s"});
+  nlohmann::json rows = nlohmann::json::array();
   auto row = [&](const char* name, std::int64_t unit, const Measured& m, double rate) {
+    const double gb_per_s = rate * static_cast<double>(unit) / 1e9;
     table.add_row({name, std::to_string(unit), std::to_string(m.units),
                    fmt::format("{:.4f}", m.median_cpu_s), fmt::format("{:.4f}", m.median_wall_s),
-                   fmt::format("{:.4g}", rate),
-                   fmt::format("{:.3g}", rate * static_cast<double>(unit) / 1e9)});
+                   fmt::format("{:.4g}", rate), fmt::format("{:.3g}", gb_per_s)});
+    rows.push_back({{"fidelity", name},
+                    {"unit_bytes", unit},
+                    {"accesses", m.units},
+                    {"median_cpu_s", m.median_cpu_s},
+                    {"median_wall_s", m.median_wall_s},
+                    {"accesses_per_s", rate},
+                    {"simulated_gb_per_s", gb_per_s}});
   };
   row("line", config.levels[0].line_bytes, line, line_rate);
   row("block", config.block_bytes, block, block_rate);
-  print_result(
-      opt.format,
-      nlohmann::json{{"line_accesses_per_s", line_rate}, {"block_accesses_per_s", block_rate}},
-      table);
+  const nlohmann::json json{{"line_accesses_per_s", line_rate},
+                            {"block_accesses_per_s", block_rate},
+                            {"fidelities", rows}};
+  print_result(opt.format, json, table,
+               {{rows,
+                 {"fidelity", "unit_bytes", "accesses", "median_cpu_s", "median_wall_s",
+                  "accesses_per_s", "simulated_gb_per_s"}}});
 }
 
 }  // namespace
 
 void add_bench_command(CLI::App& app) {
-  CLI::App* bench = app.add_subcommand("bench", "Measure the speed of the simulator's own parts");
+  CLI::App* bench = app.add_subcommand("bench",
+                                       "Measure the speed of the simulator's own parts.\n"
+                                       "Example:\n"
+                                       "  fusim bench caches --reps 3 --json");
   bench->require_subcommand(1);
 
   auto opt = std::make_shared<BenchCachesOptions>();
@@ -122,7 +136,9 @@ void add_bench_command(CLI::App& app) {
       "in line (64 B) and block (4 KiB) fidelity, on a mix of streaming reads (misses to\n"
       "memory), writes to an L2-resident region and re-reads of an L1-resident tile (80% of\n"
       "line accesses hit L1); median of --reps repetitions, progress on stderr.\n"
-      "Rates are per second of this thread's CPU time (one core; wall time shown beside).");
+      "Rates are per second of this thread's CPU time (one core; wall time shown beside).\n"
+      "Example:\n"
+      "  fusim bench caches --reps 5");
   caches->add_option("--reps", opt->reps, "Repetitions (the median is reported)")
       ->capture_default_str();
   caches->add_option("--accesses", opt->line_accesses, "Line accesses per line-mode repetition")

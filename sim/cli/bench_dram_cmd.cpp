@@ -95,7 +95,10 @@ void run_bench_dram(const BenchDramOptions& opt) {
                     {"requests_per_s", rate},
                     {"requests_per_cpu_s", cpu_rate}});
   }
-  print_result(opt.format, nlohmann::json{{"dram", rows}}, table);
+  print_result(opt.format, nlohmann::json{{"dram", rows}}, table,
+               {{rows,
+                 {"scenario", "preset", "driver", "requests", "simulated_seconds", "bandwidth_gbps",
+                  "wall_seconds", "cpu_seconds", "requests_per_s", "requests_per_cpu_s"}}});
 }
 
 }  // namespace
@@ -108,7 +111,9 @@ void add_bench_dram_command(CLI::App& bench) {
       "random\n"
       "and stream traces, and an HBM3 stack (16 channels x 2 pseudo-channels), random and\n"
       "stream; 20% writes, one request offered per cycle (saturating, like\n"
-      "DRAMsim3's random/stream generators). Trace generation is not timed.");
+      "DRAMsim3's random/stream generators). Trace generation is not timed.\n"
+      "Example:\n"
+      "  fusim bench dram --scenario hbm3-random --driver lookahead");
   cmd->add_option("--requests", opt->requests, "Requests per scenario")->capture_default_str();
   cmd->add_option("--driver", opt->driver,
                   "direct: the replay drives the controllers itself (as `fusim dram` does);\n"

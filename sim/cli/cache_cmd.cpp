@@ -34,18 +34,25 @@ void run_cache(const CacheOptions& opt) {
     table.add_row({level.name, std::to_string(c.accesses), std::to_string(c.hits),
                    std::to_string(c.misses), std::to_string(c.writebacks),
                    format_ratio(c.misses, c.accesses)});
-    levels.push_back({{"name", level.name},
-                      {"accesses", c.accesses},
-                      {"hits", c.hits},
-                      {"misses", c.misses},
-                      {"writebacks", c.writebacks}});
+    levels.push_back(
+        {{"name", level.name},
+         {"accesses", c.accesses},
+         {"hits", c.hits},
+         {"misses", c.misses},
+         {"writebacks", c.writebacks},
+         // No access: no miss rate (null), not 0.
+         {"miss_rate", c.accesses == 0 ? nlohmann::json()
+                                       : nlohmann::json(double(c.misses) / double(c.accesses))}});
   }
   table.add_row({"memory", std::to_string(s.memory.reads + s.memory.writes), "-",
                  std::to_string(s.memory.reads), std::to_string(s.memory.writes), "-"});
   if (!opt.format.json && !opt.format.csv)
     fmt::print("{} accesses, {} fidelity ({} B units)\n", accesses, cache::to_string(fidelity),
                h.unit_bytes());
-  print_result(opt.format, nlohmann::json{{"levels", levels}}, table);
+  const nlohmann::json json{{"levels", levels},
+                            {"memory", {{"reads", s.memory.reads}, {"writes", s.memory.writes}}}};
+  print_result(opt.format, json, table,
+               {{levels, {"name", "accesses", "hits", "misses", "writebacks", "miss_rate"}}});
 }
 
 }  // namespace
@@ -62,7 +69,10 @@ void add_cache_command(CLI::App& app) {
       "\"policy\":\"lru\",\"latency_cycles\":5,\"shared\":false}, ...]} with optional mshrs, "
       "ports,\n"
       "write_policy, write_allocate, inclusion, clock, seed per level and clock, block at top\n"
-      "level (see sim/mem/cache/cache_config.h).");
+      "level (see sim/mem/cache/cache_config.h).\n"
+      "Example:\n"
+      "  fusim cache --config fuzz/seeds/cache_config/xeon-8380-ddr4.json \\\n"
+      "      --trace fuzz/seeds/address_trace/basic.txt --json");
   cmd->add_option("--config", opt->config, "Hierarchy JSON file")->required();
   cmd->add_option("--trace", opt->trace, "Address trace file")->required();
   cmd->add_option("--fidelity", opt->fidelity,

@@ -20,12 +20,16 @@ namespace fusim::cli {
 namespace {
 
 struct CalibrateCmdOptions {
-  std::string output = "models/machines/host.json", name = "host";
+  std::string output, name = "host";  // output: default host.json where --machine finds it
   bool op_costs = true;
   OutputFormat format;
 };
 
-void run_calibrate(const CalibrateCmdOptions& opt) {
+void run_calibrate(CalibrateCmdOptions opt) {
+  // Where `--machine host` looks (exec::machines_dir(): $FUSIM_MACHINES, else the source
+  // tree's models/machines), whatever the current folder; checked before measuring.
+  if (opt.output.empty()) opt.output = exec::machines_dir() + "/" + opt.name + ".json";
+  check_output_path(opt.output, "-o");
   const auto t0 = std::chrono::steady_clock::now();
   auto progress = [&](const std::string& phase) {
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -90,7 +94,7 @@ void run_calibrate(const CalibrateCmdOptions& opt) {
          fmt::format("fixed {:.0f} ns{}, eff {:.3f}, fit error {:.1f}% over {} points", f.fixed_ns,
                      f.per_kernel_ns > 0 ? fmt::format(" + {:.0f} ns/kernel", f.per_kernel_ns) : "",
                      f.efficiency, f.fit_error_pct, f.points)});
-  print_result(opt.format, doc, table);
+  print_result(opt.format, doc, table, {});  // no --csv: the machine file is a tree
 }
 
 }  // namespace
@@ -98,7 +102,10 @@ void run_calibrate(const CalibrateCmdOptions& opt) {
 void add_calibrate_command(CLI::App& app) {
   auto opt = std::make_shared<CalibrateCmdOptions>();
   auto* cmd = app.add_subcommand("calibrate", kCalibrateDescription);
-  cmd->add_option("-o,--output", opt->output, "Machine file to write")->capture_default_str();
+  cmd->add_option("-o,--output", opt->output,
+                  "Machine file to write (default: NAME.json in the machines folder, "
+                  "$FUSIM_MACHINES or the source tree's models/machines, where `--machine NAME` "
+                  "finds it from any folder)");
   cmd->add_option("--name", opt->name, "The machine's name in the file")->capture_default_str();
   cmd->add_flag("!--no-op-costs", opt->op_costs,
                 "Leave out the per-op-family costs (compute.op_costs): the op classes' "

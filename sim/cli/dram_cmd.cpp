@@ -13,6 +13,7 @@
 #include "core/error.h"
 #include "core/json_view.h"
 #include "core/memory_budget.h"
+#include "core/output_file.h"
 #include "core/units.h"
 #include "mem/dram/trace_replay.h"
 
@@ -114,6 +115,13 @@ void run_dram(const DramOptions& opt) {
                wp99 = ns(s.write_latency.percentile(0.99));
   const double rate = wall > 0 ? static_cast<double>(s.requests()) / wall : 0;
 
+  // No request of a kind, no latency or row-outcome share of it: null, not 0.
+  const auto row_accesses = s.row_hits + s.row_misses + s.row_conflicts;
+  auto row_share = [&](double v) { return row_accesses ? nlohmann::json(v) : nlohmann::json(); };
+  auto latency = [](std::uint64_t count, double mean, double p50, double p99) {
+    if (count == 0) return nlohmann::json{{"mean", nullptr}, {"p50", nullptr}, {"p99", nullptr}};
+    return nlohmann::json{{"mean", mean}, {"p50", p50}, {"p99", p99}};
+  };
   nlohmann::json per_requester = nlohmann::json::array();
   for (std::size_t i = 0; i < s.requesters.size(); ++i) {
     const auto& q = s.requesters[i];
@@ -125,7 +133,8 @@ void run_dram(const DramOptions& opt) {
          {"bytes", q.bytes},
          {"row_hit_rate", static_cast<double>(q.row_hits) / q.accesses},
          {"read_latency_ns_mean",
-          q.reads ? ns(static_cast<double>(q.read_latency_cycles) / q.reads) : 0.0}});
+          q.reads ? nlohmann::json(ns(static_cast<double>(q.read_latency_cycles) / q.reads))
+                  : nlohmann::json()}});
   }
   // cads: the epochs each of its policies ran (summed over channels).
   nlohmann::json policy_epochs = nlohmann::json::object();
@@ -143,11 +152,11 @@ void run_dram(const DramOptions& opt) {
                          {"seconds_simulated", seconds},
                          {"bandwidth_gbps", bw},
                          {"peak_bandwidth_gbps", spec.peak_bandwidth_bytes_per_s() / 1e9},
-                         {"read_latency_ns", {{"mean", rmean}, {"p50", rp50}, {"p99", rp99}}},
-                         {"write_latency_ns", {{"mean", wmean}, {"p50", wp50}, {"p99", wp99}}},
-                         {"row_hit_rate", s.row_hit_rate()},
-                         {"row_miss_rate", s.row_miss_rate()},
-                         {"row_conflict_rate", s.row_conflict_rate()},
+                         {"read_latency_ns", latency(s.reads, rmean, rp50, rp99)},
+                         {"write_latency_ns", latency(s.writes, wmean, wp50, wp99)},
+                         {"row_hit_rate", row_share(s.row_hit_rate())},
+                         {"row_miss_rate", row_share(s.row_miss_rate())},
+                         {"row_conflict_rate", row_share(s.row_conflict_rate())},
                          {"activates", s.activates},
                          {"refreshes", s.refreshes},
                          {"per_bank_refreshes", s.per_bank_refreshes},
@@ -187,7 +196,16 @@ void run_dram(const DramOptions& opt) {
   }
   table.add_row({"wall time (s)", fixed(wall, 3)});
   table.add_row({"requests per second", fixed(rate, 0)});
-  print_result(opt.format, json, table);
+  // --csv: one line of the JSON's scalars (per_requester is --json only).
+  CsvRecords csv{nlohmann::json::array({json}), {}};
+  for (const auto& [key, value] : json.items()) {
+    if (value.is_object()) {
+      for (const auto& [sub, v] : value.items()) csv.columns.push_back(key + "." + sub);
+    } else if (!value.is_array()) {
+      csv.columns.push_back(key);
+    }
+  }
+  print_result(opt.format, json, table, {csv});
 }
 
 std::uint64_t byte_option(const std::string& text, const char* flag) {
@@ -199,6 +217,7 @@ std::uint64_t byte_option(const std::string& text, const char* flag) {
 }
 
 void run_gen(const GenOptions& opt) {
+  check_output_path(opt.output, "-o");
   dram::TraceGenOptions o;
   o.pattern = opt.pattern == "stream"    ? dram::TracePattern::Stream
               : opt.pattern == "strided" ? dram::TracePattern::Strided
@@ -239,7 +258,10 @@ void add_dram_command(CLI::App& app) {
       "arrival in DRAM clock cycles (non-decreasing); requests are 64 B; a request that finds\n"
       "its queue full waits, like DRAMsim3's trace front end. bandwidth_gbps is in GB/s\n"
       "(1e9 bytes). wall_seconds and requests_per_s time the replay alone (not parsing).\n"
-      "Presets: ddr4-3200, ddr5-4800, ddr5-5600, hbm2e, hbm3 (models/machines/dram/).");
+      "Presets: ddr4-3200, ddr5-4800, ddr5-5600, hbm2e, hbm3 (models/machines/dram/).\n"
+      "Example:\n"
+      "  fusim dram gen --pattern random -n 100000 -o r.trc && fusim dram --config hbm3 --trace "
+      "r.trc");
   cmd->add_option("--config", opt->config,
                   "Preset name, preset JSON file, a {\"preset\": ..., overrides} file, or a "
                   "machine file with a \"dram\" object");
@@ -265,7 +287,9 @@ void add_dram_command(CLI::App& app) {
       "Write a synthetic DRAMsim3-format trace: stream (consecutive 64 B lines), random\n"
       "(uniform 64 B lines in --footprint) or strided (--stride apart, wrapping in\n"
       "--footprint); reads and writes mixed by the weights --reads and --writes, one request\n"
-      "every --interval cycles. Deterministic for a given --seed.");
+      "every --interval cycles. Deterministic for a given --seed.\n"
+      "Example:\n"
+      "  fusim dram gen --pattern strided --stride 8KiB -n 50000 -o s.trc");
   g->add_option("--pattern", gen->pattern, "stream | random | strided")
       ->check(CLI::IsMember({"stream", "random", "strided"}))
       ->capture_default_str();

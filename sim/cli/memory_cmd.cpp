@@ -41,6 +41,14 @@ T parsed(std::optional<T> value, const char* option, const std::string& text,
   return *value;
 }
 
+// --csv: the records' keys as columns (docs/output_schema.md), in their JSON order.
+CsvRecords records(const nlohmann::json& rows) {
+  CsvRecords csv{rows, {}};
+  if (!rows.empty())
+    for (const auto& [key, value] : rows.front().items()) csv.columns.push_back(key);
+  return csv;
+}
+
 // Issue 20's schedules: the asynchronous ones (weight versions) are issue 19's, on `schedule`.
 parallel::ParallelPlan synchronous_plan(const parallel::PlanArgs& args) {
   parallel::ParallelPlan plan = parse_plan(args);
@@ -118,7 +126,8 @@ void run_memory(const CLI::App& cmd, MemoryCmdOptions& o) {
                      gib(results[i].max_total), fmt::format("{:.1f}", 100 * results[i].headroom)});
     }
     if (o.format.json || o.format.csv) {
-      print_result(o.format, search_json(results, space), table);
+      const nlohmann::json doc = search_json(results, space);
+      print_result(o.format, doc, table, {records(doc["fitting"])});
       return;
     }
     fmt::print("{} plans of {} GPUs fit {} GiB by the 80% rule (<= {} GiB), by headroom:\n\n{}",
@@ -136,7 +145,8 @@ void run_memory(const CLI::App& cmd, MemoryCmdOptions& o) {
                    fmt::format("{:.2f}", s.in_flight), gib(s.weights), gib(s.grads),
                    gib(s.optimizer_state), gib(s.activations), gib(s.buffers), gib(s.total)});
   if (o.format.json || o.format.csv) {
-    print_result(o.format, memory_json(r, q), table);
+    const nlohmann::json doc = memory_json(r, q);
+    print_result(o.format, doc, table, {records(doc["stages"])});
     return;
   }
   const double used = double(r.max_total) / double(r.gpu_memory);

@@ -11,13 +11,27 @@ nlohmann::json op_groups_json(const std::vector<exec::OpGroupComparison>& rows, 
                                  : nlohmann::json{{"kind", r.kind}, {"op", r.op}};
     j["predicted_ms"] = r.predicted_ms;
     j["measured_ms"] = r.measured_ms;
-    j["ratio"] = r.ratio;
+    // Nothing measured: no ratio (null), not 0.
+    j["ratio"] = r.measured_ms > 0 ? nlohmann::json(r.ratio) : nlohmann::json();
     j["ops_per_step"] = r.ops_per_step;
     j["predicted_share"] = r.predicted_share;
     j["measured_share"] = r.measured_share;
     out.push_back(std::move(j));
   }
   return out;
+}
+
+std::vector<std::string> op_groups_csv_columns(bool per_layer) {
+  return {"ordering",
+          "execution",
+          per_layer ? "layer" : "kind",
+          "op",
+          "ops_per_step",
+          "predicted_ms",
+          "measured_ms",
+          "ratio",
+          "predicted_share",
+          "measured_share"};
 }
 
 OpGroupTable::OpGroupTable(bool per_layer)

@@ -13,6 +13,8 @@ namespace fusim::cli {
 
 // One JSON object per row: the contract keys first, then ops_per_step and both shares.
 nlohmann::json op_groups_json(const std::vector<exec::OpGroupComparison>& rows, bool per_layer);
+// --csv: those keys, after the result's ordering and execution.
+std::vector<std::string> op_groups_csv_columns(bool per_layer);
 
 // A table of the rows of several orderings (one "ordering" column); per_layer switches the
 // group columns from (kind, op) to (layer, op).

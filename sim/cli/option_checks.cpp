@@ -23,6 +23,10 @@ CLI::Validator int_range(std::int64_t lo, std::int64_t hi, const std::string& me
       expected);
 }
 
+void warn_no_effect(const std::string& option, const std::string& why) {
+  fmt::print(stderr, "fusim: warning: {} has no effect {}\n", option, why);
+}
+
 int host_threads() {
   const unsigned n = std::thread::hardware_concurrency();
   return n == 0 ? 1 : static_cast<int>(n);

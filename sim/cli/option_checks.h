@@ -16,4 +16,9 @@ CLI::Validator int_range(std::int64_t lo, std::int64_t hi, const std::string& me
 // This host's hardware threads (at least 1): the most intra-op threads worth asking for.
 int host_threads();
 
+// An option given where it changes nothing (issue 21, point 2): one line on stderr,
+// "fusim: warning: --block has no effect with --fidelity line (...)", and the command goes
+// on, so that a mistaken option is never taken silently.
+void warn_no_effect(const std::string& option, const std::string& why);
+
 }  // namespace fusim::cli

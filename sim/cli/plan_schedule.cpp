@@ -96,7 +96,17 @@ void print_plan_schedules(const workload::Trace& trace,
     }
   }
   if (format.json || format.csv) {
-    print_result(format, json.size() == 1 ? json.front() : json, table);
+    // --csv: one record per ordering and stage: the stage's keys and the ordering.
+    CsvRecords csv;
+    for (const auto& doc : json)
+      for (const auto& stage : doc["stages"]) {
+        nlohmann::json row = {{"ordering", doc["ordering"]}};
+        row.update(stage);
+        csv.rows.push_back(row);
+      }
+    if (!csv.rows.empty())
+      for (const auto& [key, value] : csv.rows.front().items()) csv.columns.push_back(key);
+    print_result(format, json.size() == 1 ? json.front() : json, table, {csv});
     return;
   }
   fmt::print("{}\n{}", text, table.to_text());

@@ -12,6 +12,7 @@
 #include "cli/backend_commands.h"
 #include "cli/commands.h"
 #include "cli/output_format.h"
+#include "cli/trace_option.h"
 #include "core/error.h"
 #include "core/output_file.h"
 #include "schedule/request.h"
@@ -27,9 +28,10 @@ struct ProfileCmdOptions {
 };
 
 void run_profile(ProfileCmdOptions opt) {
+  check_output_path(opt.output, "-o");  // before measuring
   backend::check_device(opt.device);
   const auto config = backend::optimizer_config(opt.optimizer);
-  const auto trace = workload::load_trace(opt.trace);
+  const auto trace = load_trace_option(opt.trace);
   // The ops of every ordering as simulate and validate build them (their default 4 steps:
   // forward-fused's first updates and final flush included).
   schedule::ScheduleRequest request;
@@ -65,7 +67,10 @@ void run_profile(ProfileCmdOptions opt) {
                    fmt::format("{:.4f}", to_ms(op.median)),
                    fmt::format("{:.4f}-{:.4f}", to_ms(op.p25), to_ms(op.p75)),
                    std::to_string(op.repeats)});
-  print_result(opt.format, doc, table);
+  print_result(opt.format, doc, table,
+               {{doc["ops"],
+                 {"signature", "kind", "op", "layer", "description", "per_step", "median_ns",
+                  "p25_ns", "p75_ns", "repeats"}}});
   if (!opt.format.json && !opt.format.csv)
     fmt::print("{} distinct ops of {} measured on {} ({} threads) into {}\n", profile.ops.size(),
                opt.trace, profile.device, profile.threads, opt.output);
@@ -76,9 +81,7 @@ void run_profile(ProfileCmdOptions opt) {
 void add_profile_command(CLI::App& app) {
   auto opt = std::make_shared<ProfileCmdOptions>();
   auto* cmd = app.add_subcommand("profile", kProfileDescription);
-  cmd->add_option("--trace", opt->trace, "Layer trace (JSON)")
-      ->required()
-      ->check(CLI::ExistingFile);
+  cmd->add_option("--trace", opt->trace, kTraceOptionHelp)->required();
   cmd->add_option("--optimizer", opt->optimizer,
                   "sgd | momentum | nesterov | adam | adamw | adagrad | rmsprop | lamb")
       ->capture_default_str();

@@ -14,6 +14,7 @@
 #include "cli/commands.h"
 #include "cli/output_format.h"
 #include "cli/run_report_output.h"
+#include "cli/trace_option.h"
 #include "core/error.h"
 #include "core/output_file.h"
 #include "exec/run_result_json.h"
@@ -49,8 +50,9 @@ void write_timeline(const std::string& path, const std::string& trace_file,
 
 void run_run(RunCmdOptions opt) {
   auto& be = opt.backend;
+  check_output_path(opt.timeline, "--timeline");  // before any work
   const auto plan = resolve_backend_options(be);
-  const auto trace = workload::load_trace(opt.trace);
+  const auto trace = load_trace_option(opt.trace);
   const auto schedules = backend::build_run_schedules(trace, plan.orderings, be.optimizer,
                                                       plan.impl, be.run, be.mixed);
   be.run.progress = true;
@@ -67,12 +69,19 @@ void run_run(RunCmdOptions opt) {
     nlohmann::json j = exec::to_json(r, opt.per_op);
     j["measurement"] = quality_json(q);
     // As in `fusim simulate --json`: the measured medians' ratio; null without eager.
+    // The CI too, one value per key (the CSV's columns), null without eager.
     j["speedup_vs_eager"] = nullptr;
+    j["speedup_ci_low"] = nullptr;
+    j["speedup_ci_high"] = nullptr;
+    j["speedup_outside_noise"] = nullptr;
     std::string speedup = "-", ci = "-", verdict = "-";
     const int base = report.speedups.empty() ? -1 : report.baselines[k];
     if (base >= 0) {
       const auto& s = report.speedups[k];
       j["speedup_vs_eager"] = s.speedup;
+      j["speedup_ci_low"] = s.low;
+      j["speedup_ci_high"] = s.high;
+      j["speedup_outside_noise"] = s.outside_noise();
       speedup = fmt::format("{:.3f}", s.speedup);
       ci = fmt::format("[{:.3f}, {:.3f}]", s.low, s.high);
       verdict = base == int(k) ? "baseline" : backend::speedup_verdict(s);
@@ -101,7 +110,13 @@ void run_run(RunCmdOptions opt) {
                       {"results", results},
                       {"notes", report.notes}};
   if (!speedups.empty()) json["speedups"] = speedups;
-  print_result(opt.format, json, table);
+  CsvRecords csv{json["results"], exec::csv_columns(report.results.front(),
+                                                    {"speedup_vs_eager", "speedup_ci_low",
+                                                     "speedup_ci_high", "speedup_outside_noise"})};
+  for (const char* q : {"steps_run", "steps_dropped", "cpu_wall_median", "run_queue_wait_median",
+                        "minor_faults_median"})
+    csv.columns.push_back(std::string("measurement.") + q);
+  print_result(opt.format, json, table, {csv});
   print_notes(opt.format, report);
 }
 
@@ -110,16 +125,16 @@ void run_run(RunCmdOptions opt) {
 void add_run_command(CLI::App& app) {
   auto opt = std::make_shared<RunCmdOptions>();
   auto* cmd = app.add_subcommand("run", kRunDescription);
-  cmd->add_option("--trace", opt->trace, "Layer trace (JSON, traces/SCHEMA.md)")
-      ->required()
-      ->check(CLI::ExistingFile);
+  cmd->add_option("--trace", opt->trace, kTraceOptionHelp)->required();
   add_backend_options(
       cmd, opt->backend,
       {"sgd | momentum | nesterov | adam | adamw | adagrad | rmsprop | lamb "
        "(torch defaults; lamb: timm's)",
        "Optimizer implementation: loop | foreach | fused", "Measured steps per ordering (>= 2)",
        "Measured steps of one ordering before switching to the next",
-       "Intra-op threads (0: libtorch's default)",
+       "Intra-op threads (0, one meaning everywhere: the threads the prediction assumes, the "
+       "--machine model's threads_per_op where the command has a --machine, else "
+       "libtorch's default)",
        "layers | graph | both (= layers,graph): how the step is driven (layers: each op its "
        "own call, as simulated; graph: as a PyTorch user's loop)"});
   cmd->add_option("--seed", opt->backend.run.seed, "Seed of weights, inputs and dropout masks")

@@ -8,6 +8,7 @@
 #include "cli/output_format.h"
 #include "cli/plan_options.h"
 #include "cli/plan_schedule.h"
+#include "cli/trace_option.h"
 #include "core/error.h"
 #include "core/units.h"
 #include "schedule/optimizer.h"
@@ -134,7 +135,7 @@ void print_text(const workload::Trace& trace, const Schedule& s) {
 
 void run_schedule(const ScheduleCmdOptions& opt) {
   const auto orderings = parse_orderings(opt.ordering);
-  auto trace = workload::load_trace(opt.trace);
+  auto trace = load_trace_option(opt.trace);
   ScheduleRequest request;
   request.optimizer = opt.optimizer;
   request.impl = parse_impl_option(opt.impl);
@@ -182,12 +183,29 @@ void run_schedule(const ScheduleCmdOptions& opt) {
   const bool several = schedules.size() > 1;
   nlohmann::json json = nlohmann::json::array();
   Table table(op_columns(several));
+  // --csv, whatever the number of orderings: the ops (each with its ordering), then a block
+  // of each schedule's peak memory (the JSON's scalars and peak_by_category).
+  CsvRecords ops{
+      nlohmann::json::array(),
+      {"ordering", "id", "kind", "layer", "step", "stream", "deps", "kernels", "passes", "flops"}};
+  CsvRecords peaks{nlohmann::json::array(),
+                   {"ordering", "optimizer", "impl", "steps", "peak_memory_bytes"}};
+  for (const char* c :
+       {"weights", "grads", "optimizer_state", "activations", "temporaries", "inputs"})
+    peaks.columns.push_back(std::string("peak_by_category.") + c);
+  for (const char* c : {"peak_reserved_bytes", "max_grad_bytes", "grads_at_step_boundary_bytes"})
+    peaks.columns.emplace_back(c);
   for (const auto& s : schedules) {
     json.push_back(schedule_json(trace, s));
     add_op_rows(table, trace, s, several);
+    for (nlohmann::json op : json.back()["ops"]) {
+      op["ordering"] = json.back()["ordering"];
+      ops.rows.push_back(std::move(op));
+    }
+    peaks.rows.push_back(json.back());
   }
   if (opt.format.json || opt.format.csv) {
-    print_result(opt.format, several ? json : json.front(), table);
+    print_result(opt.format, several ? json : json.front(), table, {ops, peaks});
     return;
   }
   for (std::size_t i = 0; i < schedules.size(); ++i) {
@@ -215,8 +233,10 @@ void add_schedule_command(CLI::App& app) {
       "\"eager\"}\n"
       "Memory: PyTorch caching-allocator model (512 B rounding, best fit, block reuse);\n"
       "grads are freed after their U (set_to_none), so backward-fused frees each grad at\n"
-      "once and forward-fused keeps the grads of step t alive into step t+1.");
-  cmd->add_option("--trace", opt->trace, "Trace JSON file (traces/SCHEMA.md)")->required();
+      "once and forward-fused keeps the grads of step t alive into step t+1.\n"
+      "Example:\n"
+      "  fusim schedule --trace traces/examples/mlp_tiny.json --ordering backward-fused");
+  cmd->add_option("--trace", opt->trace, kTraceOptionHelp)->required();
   cmd->add_option("--ordering", opt->ordering,
                   "all | comma-separated eager,backward-fused,forward-fused,mixed (mixed: with "
                   "--mixed); several: one schedule after the other (--json: an array)")

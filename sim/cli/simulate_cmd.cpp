@@ -3,14 +3,17 @@
 #include <fmt/format.h>
 #include <chrono>
 #include <cstdio>
+#include <memory>
 
 #include "cli/commands.h"
 #include "cli/option_checks.h"
 #include "cli/output_format.h"
 #include "cli/profile_option.h"
+#include "cli/trace_option.h"
 #include "core/compare.h"
 #include "core/error.h"
 #include "core/output_file.h"
+#include "core/progress.h"
 #include "core/units.h"
 #include "exec/machine.h"
 #include "exec/run_result_json.h"
@@ -39,14 +42,20 @@ std::string fixed(double v, int digits) {
   return fmt::format("{:.{}f}", v, digits);
 }
 
+// Bytes as MiB with one decimal, "-" where unknown.
+std::string mib_text(std::int64_t bytes) {
+  return bytes < 0 ? "-" : fixed(static_cast<double>(bytes) / double(1 << 20), 1);
+}
+
 void run_simulate(const SimulateCmdOptions& opt) {
+  check_output_path(opt.timeline, "--timeline");  // before any work
   // Eager always runs: the baseline of the speedups.
   const auto orderings = schedule::with_eager_baseline(schedule::parse_orderings(opt.ordering));
   schedule::check_mixed_option(orderings, opt.mixed);
   std::vector<exec::Override> overrides;
   for (const auto& s : opt.sets) overrides.push_back(exec::parse_override(s));
   const exec::Machine machine = exec::load_machine(opt.machine, overrides);
-  const workload::Trace trace = workload::load_trace(opt.trace);
+  const workload::Trace trace = load_trace_option(opt.trace);
   schedule::ScheduleRequest request;
   request.optimizer = opt.optimizer;
   request.impl = schedule::parse_impl_option(opt.impl);
@@ -65,17 +74,10 @@ void run_simulate(const SimulateCmdOptions& opt) {
   sim.block_bytes = parse_size_option("--block", opt.block);
   sim.chunk_bytes = parse_size_option("--chunk", opt.chunk);
   sim.warmup_steps = opt.warmup;
-  const auto wall_start = std::chrono::steady_clock::now();
-  std::string label;
-  bool printed = false;
-  sim.progress = [&](double fraction) {
-    double elapsed =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
-    if (elapsed < 1.0) return;  // progress only for runs longer than a second
-    std::fprintf(stderr, "\rsimulate %s: %3.0f%%  (%.0f s)", label.c_str(), fraction * 100,
-                 elapsed);
-    printed = true;
-  };
+  // Per ordering, for runs longer than a second: the shared reporter (ETA; a line per 10%
+  // when stderr is not a terminal).
+  std::unique_ptr<Progress> progress;
+  sim.progress = [&](double fraction) { progress->set_fraction(fraction); };
 
   struct Run {
     exec::SimulationDetail detail;
@@ -90,19 +92,21 @@ void run_simulate(const SimulateCmdOptions& opt) {
   for (auto ordering : orderings) {
     Run run;
     run.schedule = schedule::build_schedule(trace, schedule::schedule_options(ordering, request));
-    label = std::string(schedule::to_string(ordering));
     sim.op_compute = profile.op_compute(trace, run.schedule);
+    progress = std::make_unique<Progress>("simulate " + std::string(schedule::to_string(ordering)),
+                                          1000, 0, true, "%", 1.0);
     run.detail = exec::simulate_detailed(trace, run.schedule, machine, sim);
+    progress.reset();  // its last line
     runs.push_back(std::move(run));
   }
-  if (printed) std::fprintf(stderr, "\n");
   profile.report();
 
   const Tick eager = runs.front().detail.result.step_time;
   const std::string llc =
       runs.front().detail.last_level.empty() ? "LLC" : runs.front().detail.last_level;
-  Table table({"ordering", "optimizer", "impl", "step ms", "speedup vs eager", "DRAM MB/step",
-               llc + " hit %", "peak memory MB"});
+  // For people: ms and MiB, rounded; the CSV carries the JSON's values (output_format.h).
+  Table table({"ordering", "optimizer", "impl", "step ms", "speedup vs eager", "DRAM MiB/step",
+               llc + " hit %", "peak memory MiB"});
   nlohmann::json results = nlohmann::json::array();
   nlohmann::json events = nlohmann::json::array();
   int pid = 1;
@@ -110,8 +114,9 @@ void run_simulate(const SimulateCmdOptions& opt) {
     const auto& r = run.detail.result;
     const double vs_eager = speedup(eager, r.step_time);
     table.add_row({r.ordering, r.optimizer, r.impl, fixed(to_ms(r.step_time), 3),
-                   fixed(vs_eager, 3), fixed(r.dram_bytes / 1e6, 1), fixed(r.llc_hit_rate * 100, 1),
-                   fixed(r.peak_memory_bytes / 1e6, 1)});
+                   fixed(vs_eager, 3), mib_text(r.dram_bytes),
+                   r.llc_hit_rate < 0 ? "-" : fixed(r.llc_hit_rate * 100, 1),
+                   mib_text(r.peak_memory_bytes)});
     nlohmann::json j = exec::to_json(r, opt.per_op);
     j["speedup_vs_eager"] = vs_eager;
     results.push_back(std::move(j));
@@ -131,7 +136,9 @@ void run_simulate(const SimulateCmdOptions& opt) {
                         {"fidelity", opt.fidelity},
                         {"steps", opt.steps},
                         {"results", std::move(results)}};
-  print_result(opt.format, doc, table);
+  CsvRecords csv{doc["results"],
+                 exec::csv_columns(runs.front().detail.result, {"speedup_vs_eager"})};
+  print_result(opt.format, doc, table, {csv});
 }
 
 }  // namespace
@@ -149,8 +156,10 @@ void add_simulate_command(CLI::App& app) {
       "rate and peak memory.\n"
       "  eager           F1..Fn, Bn..B1, U1..Un\n"
       "  backward-fused  F1..Fn, Bn Un, ..., B1 U1   (U on a 2nd stream on GPUs)\n"
-      "  forward-fused   U1 F1, U2 F2, ..., Bn..B1   (U_i of step t-1 before F_i of step t)");
-  cmd->add_option("--trace", opt->trace, "Layer trace JSON (traces/*.json)")->required();
+      "  forward-fused   U1 F1, U2 F2, ..., Bn..B1   (U_i of step t-1 before F_i of step t)\n"
+      "Example:\n"
+      "  fusim simulate --trace resnet18 --machine h100-sxm5 --optimizer adam --fidelity tensor");
+  cmd->add_option("--trace", opt->trace, kTraceOptionHelp)->required();
   cmd->add_option("--machine", opt->machine,
                   "Machine preset (file stem in models/machines: h100-sxm5, xeon-8380-ddr4, "
                   "...) or path to a machine JSON")
@@ -206,7 +215,12 @@ void add_simulate_command(CLI::App& app) {
                   "--timeline`)");
   cmd->add_flag("!--no-per-op", opt->per_op, "Leave the per-op list out of --json");
   add_output_flags(cmd, opt->format);
-  cmd->callback([opt] { run_simulate(*opt); });
+  cmd->callback([opt, cmd] {
+    if (cmd->count("--block") > 0 && opt->fidelity != "block")
+      warn_no_effect("--block",
+                     "with --fidelity " + opt->fidelity + " (it is the unit of --fidelity block)");
+    run_simulate(*opt);
+  });
 }
 
 }  // namespace fusim::cli

@@ -11,6 +11,7 @@
 #include "cli/option_checks.h"
 #include "cli/output_format.h"
 #include "core/error.h"
+#include "core/output_file.h"
 #include "core/table.h"
 #include "schedule/request.h"
 #include "sweep/result_file.h"
@@ -41,11 +42,14 @@ void run_sweep(const SweepCommandOptions& o) {
   for (const auto& part : o.orderings) orderings += (orderings.empty() ? "" : ",") + part;
   sweep::Study study(sweep::Grid(o.traces, std::move(axes)),
                      schedule::ordering_names(schedule::parse_orderings(orderings)), o.optimizers);
-  if (!o.output.empty()) sweep::format_for_path(o.output);  // a bad name fails before work
+  if (!o.output.empty()) {  // a bad name or folder fails before work
+    sweep::format_for_path(o.output);
+    check_output_path(o.output, "-o");
+  }
 
   // Every trace, schedule and grid point's machine is checked before the first simulation.
   sweep::SimEvaluator evaluator(study, o.sim);
-  study.check(evaluator);
+  study.check(evaluator, !o.quiet);
   study.set_cache_levels(evaluator.cache_levels());
 
   sweep::RunOptions run;
@@ -82,7 +86,7 @@ void run_sweep(const SweepCommandOptions& o) {
                      ? fmt::format(" ({} units resumed)", summary.units_resumed).c_str()
                      : "",
                  seconds, summary.ranks, run.jobs);
-  if (o.output.empty()) print_result(o.format, rows, table);
+  if (o.output.empty()) print_result(o.format, rows, table, {{rows, study.columns()}});
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 
 #include "cli/commands.h"
 #include "cli/output_format.h"
+#include "cli/trace_option.h"
 #include "core/error.h"
 #include "workload/cost.h"
 #include "workload/trace_io.h"
@@ -28,7 +29,7 @@ struct ValidateOptions {
 };
 
 void run_show(const ShowOptions& opt) {
-  Trace trace = workload::load_trace(opt.file);
+  Trace trace = load_trace_option(opt.file);
   Table table(
       {"id", "name", "op", "output", "params", "activation_bytes", "flops_fwd", "flops_bwd"});
   nlohmann::json layers = nlohmann::json::array();
@@ -46,6 +47,7 @@ void run_show(const ShowOptions& opt) {
     layers.push_back({{"id", layer.id},
                       {"name", layer.name},
                       {"op", workload::to_string(layer.op)},
+                      {"output", layer.output},  // the shape, as in the trace file
                       {"params", c.param_elements},
                       {"activation_bytes", c.output_bytes},
                       {"flops_fwd", c.flops_fwd},
@@ -63,7 +65,11 @@ void run_show(const ShowOptions& opt) {
                            {"activation_bytes", total.output_bytes},
                            {"flops_fwd", total.flops_fwd},
                            {"flops_bwd", total.flops_bwd_input}}}};
-  print_result(opt.format, json, table);
+  // --csv: the layers (the totals are their sums).
+  print_result(
+      opt.format, json, table,
+      {{json["layers"],
+        {"id", "name", "op", "output", "params", "activation_bytes", "flops_fwd", "flops_bwd"}}});
 }
 
 // Every file is checked even after a failure; exit code 2 if any failed.
@@ -77,8 +83,10 @@ void run_validate(const ValidateOptions& opt) {
                      .c_str(),
                  stdout);
     } catch (const InputError& e) {
+      // On stderr, one line each, like every error; the ok lines stay on stdout.
       ++failed;
-      std::fputs(fmt::format("{}\n", e.what()).c_str(), stdout);
+      std::fflush(stdout);
+      std::fputs(fmt::format("fusim: {}\n", e.what()).c_str(), stderr);
     }
   }
   std::fflush(stdout);
@@ -91,7 +99,10 @@ void run_validate(const ValidateOptions& opt) {
 
 void add_trace_command(CLI::App& app) {
   auto* trace = app.add_subcommand(
-      "trace", "Inspect, check and generate layer traces (format: traces/SCHEMA.md)");
+      "trace",
+      "Inspect, check and generate layer traces (format: traces/SCHEMA.md).\n"
+      "Example:\n"
+      "  fusim trace gen resnet50 --batch 16 -o r50.json && fusim trace show r50.json");
   trace->require_subcommand(1);
 
   auto show_opt = std::make_shared<ShowOptions>();
@@ -100,8 +111,10 @@ void add_trace_command(CLI::App& app) {
       "Print one row per layer (in topological order): id, name, op, output shape, params\n"
       "(elements), activation bytes (the output tensor), FLOPs forward and backward\n"
       "(input + weight gradients; conventions in sim/workload/cost.h), and a totals row.\n"
-      "The trace is fully validated first.");
-  show->add_option("FILE", show_opt->file, "Trace JSON file")->required();
+      "The trace is fully validated first.\n"
+      "Example:\n"
+      "  fusim trace show traces/resnet18.json --csv");
+  show->add_option("FILE", show_opt->file, kTraceOptionHelp)->required();
   add_output_flags(show, show_opt->format);
   show->callback([show_opt] { run_show(*show_opt); });
 
@@ -110,8 +123,10 @@ void add_trace_command(CLI::App& app) {
       "validate",
       "Check traces completely (schema, shapes along every edge, acyclic and connected\n"
       "layer graph with the loss as the only sink, params matching their op). Prints\n"
-      "\"FILE: ok (N layers, P params)\" or the file's first error with its JSON path;\n"
-      "exits with code 2 if any file failed.");
+      "\"FILE: ok (N layers, P params)\" on stdout or the file's first error with its JSON\n"
+      "path on stderr; exits with code 2 if any file failed.\n"
+      "Example:\n"
+      "  fusim trace validate traces/*.json");
   validate->add_option("FILE", validate_opt->files, "Trace JSON files")->required();
   validate->callback([validate_opt] { run_validate(*validate_opt); });
 

@@ -1,11 +1,14 @@
 // `fusim trace gen`: a network-zoo trace (models/networks) written as trace JSON.
 #include <fmt/format.h>
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <string>
 
 #include "cli/commands.h"
+#include "cli/option_checks.h"
 #include "core/error.h"
+#include "core/output_file.h"
 #include "networks/networks.h"
 #include "workload/trace_io.h"
 
@@ -37,6 +40,29 @@ std::string command_line(const CLI::App& gen, const GenOptions& o) {
   return cmd + " -o " + o.output;
 }
 
+// Sizes that the chosen network does not have are warned about, not taken silently
+// (`trace gen resnet18 --layers 3` gave the 18 layers of resnet18 without a word).
+void warn_unused_sizes(const CLI::App& gen, const std::string& network) {
+  const auto& zoo = networks::network_names();
+  if (std::find(zoo.begin(), zoo.end(), network) == zoo.end()) return;  // refused next
+  const bool mlp = network == "mlp";
+  // The LLMs (issue 20) take the transformer sizes too.
+  const bool transformer =
+      network.rfind("bert", 0) == 0 || network.rfind("gpt2", 0) == 0 || networks::is_llm(network);
+  const bool cnn = !mlp && !transformer;
+  const std::string on = "on " + network;
+  if (gen.count("--resolution") && !cnn)
+    warn_no_effect("--resolution", on + " (the image side of resnet*, vgg*, mobilenet_v2)");
+  if (gen.count("--layers") && cnn)
+    warn_no_effect("--layers", on + " (the hidden layers of mlp, the blocks of transformers)");
+  if (gen.count("--hidden") && cnn)
+    warn_no_effect("--hidden", on + " (the width of mlp and transformers)");
+  if (gen.count("--heads") && !transformer)
+    warn_no_effect("--heads", on + " (the attention heads of transformers)");
+  if (gen.count("--seq") && !transformer)
+    warn_no_effect("--seq", on + " (the sequence length of transformers)");
+}
+
 void run_gen(const CLI::App& gen, GenOptions& o) {
   if (!o.dtype.empty()) {
     o.net.dtype = workload::parse_dtype(o.dtype);
@@ -44,6 +70,8 @@ void run_gen(const CLI::App& gen, GenOptions& o) {
       throw InputError(
           fmt::format("--dtype: expected float16, bfloat16 or float32, got \"{}\"", o.dtype));
   }
+  warn_unused_sizes(gen, o.network);
+  check_output_path(o.output, "-o");
   o.net.source = command_line(gen, o);
   workload::Trace trace = networks::make_network(o.network, o.net);
   workload::save_trace(trace, o.output);
@@ -68,8 +96,10 @@ void add_trace_gen_command(CLI::App& trace) {
       "--hidden --heads --kv-heads --ffn --vocab, or a preset with its published dimensions:\n"
       "gpt-22b, gpt3-175b, gpt-530b, gpt-1t, llama-2-7b/13b/70b, llama-3.1-8b/70b/405b, and\n"
       "the bidirectional masked-diffusion LMs llada-8b, dream-7b (--bidirectional makes any\n"
-      "LLM one: no causal mask). Example: fusim trace gen llama-3.1-8b --batch 1 --seq 8192 -o "
-      "x.json");
+      "LLM one: no causal mask).\n"
+      "Examples:\n"
+      "  fusim trace gen gpt2-small --batch 8 --seq 256 -o gpt2.json\n"
+      "  fusim trace gen llama-3.1-8b --batch 1 --seq 8192 -o llama.json");
   gen->add_option("NETWORK", opt->network,
                   fmt::format("One of: {}", fmt::join(networks::network_names(), ", ")))
       ->required();

@@ -15,6 +15,7 @@
 #include "cli/output_format.h"
 #include "cli/profile_option.h"
 #include "cli/run_report_output.h"
+#include "cli/trace_option.h"
 #include "core/compare.h"
 #include "core/error.h"
 #include "exec/machine.h"
@@ -29,7 +30,7 @@ namespace {
 struct ValidateCmdOptions {
   std::string trace, machine, fidelity = "block", profile;
   int sim_steps = 4;  // as simulate: forward-fused's measured step is past its first updates
-  bool per_op = false, per_layer = false;
+  bool per_op = false, per_layer = false, force = false;
   BackendCmdOptions backend;
   OutputFormat format;
 };
@@ -45,9 +46,18 @@ void run_validate(ValidateCmdOptions opt) {
   auto& be = opt.backend;
   const auto plan = resolve_backend_options(be);
   const auto& orderings = plan.orderings;
-  const auto trace = workload::load_trace(opt.trace);
+  const auto trace = load_trace_option(opt.trace);
   const auto machine = exec::load_machine(opt.machine);
   if (opt.sim_steps < 2) throw InputError("--sim-steps: expected an integer >= 2");
+  // A GPU model against CPU measurements (or the reverse) compares two different machines:
+  // refused, unless asked for (issue 21, point 2).
+  const bool gpu_model = machine.kind == compute::UnitKind::Gpu;
+  if (gpu_model != (be.device == "cuda") && !opt.force)
+    throw InputError(fmt::format(
+        "--machine: {} is a {} model, measured here on --device {}: the prediction would be "
+        "compared with another kind of machine; give a {} machine (--machine host after `fusim "
+        "calibrate`) or --force to compare anyway",
+        machine.name, gpu_model ? "GPU" : "CPU", be.device, be.device == "cuda" ? "GPU" : "CPU"));
   // The measurement uses as many threads per op as the model assumes, unless told.
   if (be.run.threads == 0 && machine.kind == compute::UnitKind::Cpu)
     be.run.threads = machine.compute.threads_per_op;
@@ -111,6 +121,8 @@ void run_validate(ValidateCmdOptions opt) {
   nlohmann::json results = nlohmann::json::array();
   std::vector<double> errors, speedup_errors;
   OpGroupTable per_op_table(false), per_layer_table(true);
+  CsvRecords per_op_csv{nlohmann::json::array(), op_groups_csv_columns(false)};
+  CsvRecords per_layer_csv{nlohmann::json::array(), op_groups_csv_columns(true)};
   for (std::size_t k = 0; k < rows.size(); ++k) {
     const Row& r = rows[k];
     const double error = error_pct(r.predicted_ms, r.measured_ms);
@@ -136,20 +148,39 @@ void run_validate(ValidateCmdOptions opt) {
                      {"measured_p75_ms", r.p75_ms},
                      {"error_pct", error}};
     j["measurement"] = quality_json(report.quality[results.size()]);
+    // Without eager (no baseline) the speedups are null. The CI both as the pair
+    // measured_speedup_ci (kept for scripts) and one value per key (the CSV's columns).
+    for (const char* key :
+         {"predicted_speedup", "measured_speedup", "measured_speedup_ci", "measured_speedup_ci_low",
+          "measured_speedup_ci_high", "speedup_outside_noise", "speedup_error_points"})
+      j[key] = nullptr;
     if (has_base) {
       j["predicted_speedup"] = r.predicted_speedup;
       j["measured_speedup"] = r.measured_speedup;
       j["measured_speedup_ci"] = {r.ci_low, r.ci_high};
+      j["measured_speedup_ci_low"] = r.ci_low;
+      j["measured_speedup_ci_high"] = r.ci_high;
       j["speedup_outside_noise"] = r.outside_noise;
+      j["speedup_error_points"] = speedup_error;
     }
+    // The per-op views' CSV rows: each group with its result's ordering and execution.
+    auto add_group_rows = [&](const nlohmann::json& groups, CsvRecords& csv) {
+      for (nlohmann::json g : groups) {
+        g["ordering"] = r.ordering;
+        g["execution"] = r.execution;
+        csv.rows.push_back(std::move(g));
+      }
+    };
     if (opt.per_op) {
       const auto groups = exec::compare_per_op_kind(trace, predicted[k], report.results[k]);
       j["per_op_kinds"] = op_groups_json(groups, false);
+      add_group_rows(j["per_op_kinds"], per_op_csv);
       per_op_table.add(r.ordering, groups);
     }
     if (opt.per_layer) {
       const auto groups = exec::compare_per_layer(trace, predicted[k], report.results[k]);
       j["per_layer"] = op_groups_json(groups, true);
+      add_group_rows(j["per_layer"], per_layer_csv);
       per_layer_table.add(r.ordering, groups);
     }
     results.push_back(j);
@@ -167,17 +198,26 @@ void run_validate(ValidateCmdOptions opt) {
       {"mape", mape},
       {"speedup_mae_points", speedup_mae},
       {"notes", report.notes}};
-  print_result(opt.format, json, table);
+  // --csv: the results, then the per-op views as further blocks (a blank line before each).
+  std::vector<CsvRecords> csv{
+      {json["results"],
+       {"ordering", "execution", "optimizer", "impl", "predicted_ms", "measured_ms",
+        "measured_p25_ms", "measured_p75_ms", "error_pct", "predicted_speedup", "measured_speedup",
+        "measured_speedup_ci_low", "measured_speedup_ci_high", "speedup_outside_noise",
+        "speedup_error_points"}}};
+  for (const char* q : {"steps_run", "steps_dropped", "cpu_wall_median", "run_queue_wait_median",
+                        "minor_faults_median"})
+    csv.front().columns.push_back(std::string("measurement.") + q);
+  if (opt.per_op) csv.push_back(std::move(per_op_csv));
+  if (opt.per_layer) csv.push_back(std::move(per_layer_csv));
+  print_result(opt.format, json, table, csv);
   print_notes(opt.format, report);
-  if (opt.format.json) return;
-  if (!opt.format.csv)
-    fmt::print("MAPE {:.1f}% (step time), mean |speedup error| {:.1f} points\n", mape, speedup_mae);
-  // The per-op views follow the step table (--csv: as further CSV blocks, a blank line
-  // before each).
+  if (opt.format.json || opt.format.csv) return;
+  fmt::print("MAPE {:.1f}% (step time), mean |speedup error| {:.1f} points\n", mape, speedup_mae);
+  // The per-op views follow the step table.
   for (const Table* t : {opt.per_op ? &per_op_table.table() : nullptr,
                          opt.per_layer ? &per_layer_table.table() : nullptr}) {
-    if (!t) continue;
-    fmt::print("\n{}", opt.format.csv ? t->to_csv() : t->to_text());
+    if (t) fmt::print("\n{}", t->to_text());
   }
 }
 
@@ -186,9 +226,7 @@ void run_validate(ValidateCmdOptions opt) {
 void add_validate_command(CLI::App& app) {
   auto opt = std::make_shared<ValidateCmdOptions>();
   auto* cmd = app.add_subcommand("validate", kValidateDescription);
-  cmd->add_option("--trace", opt->trace, "Layer trace (JSON)")
-      ->required()
-      ->check(CLI::ExistingFile);
+  cmd->add_option("--trace", opt->trace, kTraceOptionHelp)->required();
   cmd->add_option("--machine", opt->machine,
                   "Machine model: a preset name of models/machines or a JSON path")
       ->required();
@@ -196,7 +234,9 @@ void add_validate_command(CLI::App& app) {
       cmd, opt->backend,
       {"sgd | momentum | nesterov | adam | adamw | adagrad | rmsprop | lamb",
        "loop | foreach | fused", "Measured steps per ordering", "Measured steps per block",
-       "Intra-op threads (0: the machine's threads_per_op)",
+       "Intra-op threads (0, one meaning everywhere: the threads the prediction assumes, the "
+       "--machine model's threads_per_op where the command has a --machine, else "
+       "libtorch's default)",
        "layers | graph | both (= layers,graph): the execution measured, each predicted with "
        "its own host costs. Default layers: it runs exactly the simulated op list, each op "
        "its own call, so every per-op time is that op's alone; graph (a PyTorch user's "
@@ -217,6 +257,8 @@ void add_validate_command(CLI::App& app) {
                 "Also compare per (op kind F/Bx/Bw/U/L x layer op): predicted and measured ms "
                 "per step, their ratio and share of each step (--json: \"per_op_kinds\" of "
                 "each result); ordered by measured time");
+  cmd->add_flag("--force", opt->force,
+                "Compare even when --machine is a GPU model and --device cpu (or the reverse)");
   cmd->add_flag("--per-layer", opt->per_layer,
                 "Also compare per layer (all of its ops), in trace order (--json: "
                 "\"per_layer\")");

@@ -26,7 +26,8 @@ void check_memory_budget(const std::string& file, const std::string& where, cons
     const long double need = static_cast<long double>(count) * bytes_each;
     throw InputError(
         file, where,
-        fmt::format("a model whose {} fits the memory budget of {} (FUSIM_MEMORY_BUDGET), "
+        fmt::format("a model whose {} fits the memory budget of {} (--max-memory or "
+                    "FUSIM_MEMORY_BUDGET), "
                     "but it needs {:.3g} GiB ({} x {} B)",
                     what, format_bytes(static_cast<std::int64_t>(budget)),
                     static_cast<double>(need / (1024.0L * 1024 * 1024)), count, bytes_each));

@@ -5,7 +5,8 @@
 // the OOM killer after minutes of swapping).
 //
 // The budget is 4 GiB unless FUSIM_MEMORY_BUDGET says otherwise ("16GiB", bytes); it is read
-// when checked, never cached, so there is no global state.
+// when checked, never cached, so there is no global state. Every command's --max-memory
+// SIZE sets that variable for its process (sim/cli/app.cpp), before any work.
 #include <cstdint>
 #include <string>
 

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 
 #include "core/error.h"
@@ -27,6 +28,25 @@ void write_file_atomically(const std::string& path, const std::string& text,
     throw InputError(path, "",
                      "a writable file for " + option + " (renaming the temporary file failed)");
   }
+}
+
+void check_output_path(const std::string& path, const std::string& option) {
+  if (path.empty()) return;
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path p(path);
+  if (fs::is_directory(p, ec))
+    throw InputError(path, "", "a file for " + option + ", got a directory");
+  const fs::path folder = p.has_parent_path() ? p.parent_path() : fs::path(".");
+  if (!fs::is_directory(folder, ec))
+    throw InputError(
+        path, "",
+        "a writable file for " + option + " (its folder " + folder.string() + " does not exist)");
+  // The temporary file and the rename both need the folder writable.
+  if (::access(folder.c_str(), W_OK) != 0)
+    throw InputError(
+        path, "",
+        "a writable file for " + option + " (its folder " + folder.string() + " is not writable)");
 }
 
 }  // namespace fusim

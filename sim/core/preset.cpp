@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "core/error.h"
+#include "core/suggest.h"
 
 namespace fusim {
 namespace fs = std::filesystem;
@@ -33,10 +34,10 @@ std::string resolve_preset(const std::string& name_or_path, const std::vector<st
   }
   const std::vector<std::string> known =
       dirs.empty() ? std::vector<std::string>{} : preset_names(dirs.front());
-  throw InputError(
-      fmt::format("unknown {} \"{}\": expected a preset name ({}) or a path to a {} "
-                  "JSON file",
-                  what, name_or_path, fmt::join(known, ", "), what));
+  throw InputError(fmt::format(
+      "unknown {} \"{}\": expected a preset name ({}) or a path to a {} "
+      "JSON file{}",
+      what, name_or_path, fmt::join(known, ", "), what, did_you_mean(name_or_path, known)));
 }
 
 }  // namespace fusim

@@ -14,6 +14,9 @@ namespace fusim::exec {
 
 // Marks a count that an executor cannot know (DRAM bytes of a real run); JSON writes null.
 constexpr std::int64_t kUnknown = -1;
+// Marks a rate with no data: not known to the executor, or of a cache level that saw no
+// access in the measured steps; JSON writes null, CSV an empty cell.
+constexpr double kUnknownRate = -1;
 
 struct OpTiming {
   int id = 0;
@@ -33,7 +36,7 @@ struct OpTiming {
 // (every core's private L1, say).
 struct LevelHitRate {
   std::string level;
-  double hit_rate = 0;
+  double hit_rate = kUnknownRate;  // kUnknownRate: no access reached the level
 };
 
 struct RunResult {
@@ -45,7 +48,7 @@ struct RunResult {
   std::vector<Tick> step_times;               // each measured step
   Tick step_time_p25 = 0, step_time_p75 = 0;  // spread of the measured steps
   std::int64_t dram_bytes = kUnknown;         // per steady-state step
-  double llc_hit_rate = -1;                   // -1 where not known
+  double llc_hit_rate = kUnknownRate;         // the last level's; kUnknownRate: no data
   std::vector<LevelHitRate> hit_rates;        // first level to last; empty where not known
   // Simulated: the schedule's allocator model (schedule::MemoryPeak::total). Measured: the
   // most bytes the ordering's own tensors held at once (backend/memory_counter.h).

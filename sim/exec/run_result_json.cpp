@@ -27,7 +27,7 @@ nlohmann::json to_json(const RunResult& r, bool with_per_op) {
   j["dram_bytes"] = known(r.dram_bytes);
   j["llc_hit_rate"] = known_rate(r.llc_hit_rate);
   auto& levels = j["hit_rates"] = nlohmann::json::object();  // level name -> rate
-  for (const auto& level : r.hit_rates) levels[level.level] = level.hit_rate;
+  for (const auto& level : r.hit_rates) levels[level.level] = known_rate(level.hit_rate);
   j["peak_memory_bytes"] = known(r.peak_memory_bytes);
   if (with_per_op) {
     auto& ops = j["per_op"] = nlohmann::json::array();
@@ -43,6 +43,17 @@ nlohmann::json to_json(const RunResult& r, bool with_per_op) {
     }
   }
   return j;
+}
+
+std::vector<std::string> csv_columns(const RunResult& r,
+                                     const std::vector<std::string>& after_times) {
+  std::vector<std::string> c{"ordering",     "optimizer",        "impl",
+                             "execution",    "executor",         "steps_measured",
+                             "step_time_ms", "step_time_p25_ms", "step_time_p75_ms"};
+  c.insert(c.end(), after_times.begin(), after_times.end());
+  for (const char* name : {"dram_bytes", "llc_hit_rate", "peak_memory_bytes"}) c.emplace_back(name);
+  for (const auto& level : r.hit_rates) c.push_back("hit_rates." + level.level);
+  return c;
 }
 
 }  // namespace fusim::exec

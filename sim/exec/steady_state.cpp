@@ -58,9 +58,11 @@ SimulationDetail steady_state(const schedule::Schedule& schedule, const Simulati
   cache::HierarchyStats delta = to->cache - from->cache;
   for (const auto& level : delta.levels) {
     const auto& t = level.total;
-    r.hit_rates.push_back(
-        {level.name,
-         t.accesses == 0 ? 0.0 : static_cast<double>(t.hits) / static_cast<double>(t.accesses)});
+    // A level no access reached has no hit rate (kUnknownRate, JSON null), not 0: a rate of
+    // 0 says every access missed.
+    r.hit_rates.push_back({level.name, t.accesses == 0 ? kUnknownRate
+                                                       : static_cast<double>(t.hits) /
+                                                             static_cast<double>(t.accesses)});
   }
   if (!delta.levels.empty()) {
     r.llc_hit_rate = r.hit_rates.back().hit_rate;

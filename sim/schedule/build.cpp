@@ -11,6 +11,7 @@
 #include <tuple>
 
 #include "core/error.h"
+#include "core/suggest.h"
 #include "schedule/allocator.h"
 #include "schedule/layer_passes.h"
 #include "schedule/mixed.h"
@@ -172,8 +173,9 @@ class OrderBuilder {
 Schedule build_schedule(const workload::Trace& trace, const ScheduleOptions& options) {
   const OptimizerSpec* spec = find_optimizer(options.optimizer);
   if (!spec)
-    throw InputError(fmt::format("unknown optimizer \"{}\": expected one of {}", options.optimizer,
-                                 optimizer_names()));
+    throw InputError(
+        fmt::format("unknown optimizer \"{}\": expected one of {}{}", options.optimizer,
+                    optimizer_names(), did_you_mean(options.optimizer, optimizer_name_list())));
   Schedule s;
   s.ordering = options.ordering;
   s.optimizer = options.optimizer;

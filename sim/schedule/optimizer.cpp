@@ -260,6 +260,12 @@ const OptimizerSpec* find_optimizer(std::string_view name) {
   return nullptr;
 }
 
+std::vector<std::string> optimizer_name_list() {
+  std::vector<std::string> names;
+  for (const auto& spec : optimizer_table()) names.emplace_back(spec.name);
+  return names;
+}
+
 std::string optimizer_names() {
   std::string names;
   for (const auto& spec : optimizer_table())

@@ -66,7 +66,8 @@ struct OptimizerSpec {
 // An immutable table (no mutable state).
 const std::vector<OptimizerSpec>& optimizer_table();
 const OptimizerSpec* find_optimizer(std::string_view name);  // nullptr when unknown
-std::string optimizer_names();  // "sgd, momentum, ..." for help texts and errors
+std::string optimizer_names();                   // "sgd, momentum, ..." for help texts and errors
+std::vector<std::string> optimizer_name_list();  // the same names, one by one
 
 // The op sequence one implementation runs per tensor (loop and fused: `ops`; foreach:
 // `foreach_ops` where given).

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "core/suggest.h"
 
 namespace fusim::schedule {
 
@@ -18,8 +19,8 @@ std::vector<Ordering> parse_orderings(const std::string& text) {
     if (!o)
       throw InputError(fmt::format(
           "--ordering: expected all or a comma-separated list of eager, backward-fused, "
-          "forward-fused, mixed, got \"{}\"",
-          name));
+          "forward-fused, mixed, got \"{}\"{}",
+          name, did_you_mean(name, {"all", "eager", "backward-fused", "forward-fused", "mixed"})));
     if (std::find(out.begin(), out.end(), *o) != out.end())
       throw InputError(fmt::format("--ordering: expected each ordering once, got {} twice", name));
     out.push_back(*o);

@@ -1,5 +1,6 @@
 // The only file of fusim that talks MPI (FUSIM_WITH_MPI is set when CMake finds MPI).
 #include "sweep/mpi_shard.h"
+#include "core/progress.h"
 
 #include <cstdlib>
 
@@ -12,7 +13,6 @@
 #include <string>
 #include <thread>
 
-#include "sweep/progress.h"
 #include "sweep/unit_pool.h"
 #endif
 
@@ -111,7 +111,7 @@ void run_sharded(const MpiSession& session, const Study& study, const Evaluator&
       }
       return;
     }
-    ProgressBar bar(study.units(), first_unit, opts.progress);
+    Progress bar("sweep", study.units(), first_unit, opts.progress);
     InOrder order(first_unit, study.units());
     while (!order.complete()) {
       std::optional<FinishedUnit> done = receive_any();

@@ -1,8 +1,8 @@
 #include "sweep/runner.h"
+#include "core/progress.h"
 
 #include <numeric>
 
-#include "sweep/progress.h"
 #include "sweep/unit_pool.h"
 
 namespace fusim::sweep {
@@ -11,7 +11,7 @@ void run_local(const Study& study, const Evaluator& evaluator, std::size_t first
                const RunOptions& opts, const UnitSink& sink) {
   std::vector<std::size_t> units(study.units() - first_unit);
   std::iota(units.begin(), units.end(), first_unit);
-  ProgressBar bar(study.units(), first_unit, opts.progress);
+  Progress bar("sweep", study.units(), first_unit, opts.progress);
   UnitPool pool(units, opts.jobs,
                 [&](std::size_t unit) { return study.run_unit(evaluator, unit); });
   InOrder order(first_unit, study.units());

@@ -40,7 +40,8 @@ class Study {
 
   PointSetup setup(const GridPoint& point) const;
   // Checks the names and every grid point's machine and trace (no simulation).
-  void check(Evaluator& evaluator) const;
+  // progress: a progress line on stderr while a large grid is checked (core/progress.h).
+  void check(Evaluator& evaluator, bool progress = false) const;
   UnitRows run_unit(const Evaluator& evaluator, std::size_t unit) const;
 
  private:

@@ -18,7 +18,10 @@ std::string_view to_string(DType dtype);
 std::optional<DType> parse_dtype(std::string_view name);  // "float32", "int64", ...
 
 using Shape = std::vector<std::int64_t>;
-std::int64_t numel(const Shape& shape);     // 1 for a scalar []
+std::int64_t numel(const Shape& shape);  // 1 for a scalar []
+// The most elements a shape of a trace may hold (the reader's limit, and the zoo's): element
+// counts stay far below 2^63 so that FLOP and byte products cannot overflow.
+inline constexpr std::int64_t kMaxShapeElements = std::int64_t{1} << 40;
 std::string to_string(const Shape& shape);  // "[32, 3, 224, 224]"
 
 // The closed set of layer ops; names in the file are the snake_case strings of to_string.

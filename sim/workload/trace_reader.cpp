@@ -31,8 +31,7 @@ DType read_dtype(const JsonView& v) {
 Shape read_shape(const JsonView& v) {
   if (!v.raw().is_array()) v.fail_got("a shape (a list of positive integers)");
   Shape s;
-  // Element counts stay far below 2^63 so FLOP and byte products cannot overflow.
-  constexpr std::int64_t kMaxElements = std::int64_t{1} << 40;
+  constexpr std::int64_t kMaxElements = kMaxShapeElements;
   std::int64_t elements = 1;
   for (const auto& e : v.elements()) {
     std::int64_t d = e.as_int_at_least(1);

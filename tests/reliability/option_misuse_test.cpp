@@ -71,6 +71,16 @@ std::vector<Case> cases() {
        {"r.trc", "request 2", "an arrival cycle at most", "got 9000000000000000000"},
        "r.trc"},
       {"dram gen of 10^12 requests", "", "dram gen -n 1000000000000 -o g.trc", {"-n", "budget"}},
+      // Wrote a trace that its own validator refused before (issue 21, point 2).
+      {"trace gen beyond the trace format's shapes",
+       "",
+       "trace gen resnet18 --resolution 100000 --batch 1000 -o t.json",
+       {"resnet18 at --batch 1000", "2^40", "--resolution"}},
+      {"--max-memory below a machine's cache state",
+       "",
+       kSim + " --max-memory 1KiB",
+       {"caches", "memory budget of", "--max-memory"}},
+      {"--max-memory not a size", "", kSim + " --max-memory lots", {"--max-memory", "\"lots\""}},
       {"dram gen whose arrivals overflow",
        "",
        "dram gen -n 1000 --interval 9000000000000000000 -o g.trc",
@@ -89,6 +99,11 @@ std::vector<Case> cases() {
            // Accepted silently before.
            {"run --threads -1", "", run + " --threads -1", {"--threads", "got -1"}},
            {"run --steps 0", "", run + " --steps 0", {"--steps", "got 0"}},
+           // A GPU model compared with CPU measurements without a word before.
+           {"validate a GPU model on the CPU",
+            "",
+            "validate --trace " + kTrace + " --machine h100-sxm5 --device cpu",
+            {"--machine", "h100-sxm5 is a GPU model", "--device cpu", "--force"}},
            {"validate --warmup -2",
             "",
             "validate --trace " + kTrace + " --machine xeon-8380-ddr4 --warmup -2",

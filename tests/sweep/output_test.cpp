@@ -56,7 +56,7 @@ TEST_CASE("one row per point x optimizer x ordering; speedups against eager at t
       "trace,caches.L2.size,ordering,optimizer,step_time_ms,speedup_vs_eager,dram_bytes,"
       "llc_hit_rate,peak_memory_bytes\n"
       "t.json,1048576,eager,adam,12,1,1000,0.5,4096\n"
-      "t.json,1048576,backward-fused,adam,11,1.090909,1000,0.5,4096\n"  // 12/11
+      "t.json,1048576,backward-fused,adam,11,1.0909090909090908,1000,0.5,4096\n"  // 12/11
       "t.json,1048576,forward-fused,adam,10,1.2,1000,0.5,4096\n"
       "t.json,4194304,eager,adam,12,1,1000,0.8,4096\n"  // hit rate 1 - 1/5
       "t.json,4194304,backward-fused,adam,8,1.5,1000,0.8,4096\n"
@@ -87,8 +87,8 @@ TEST_CASE("speedup is against eager even when eager is not listed") {
   CHECK(csv ==
         "trace,caches.L2.size,ordering,optimizer,step_time_ms,speedup_vs_eager,dram_bytes,"
         "llc_hit_rate,peak_memory_bytes\n"
-        "t.json,2097152,forward-fused,sgd,8,1.5,1000,0.666667,4096\n"  // 12/8; 1 - 1/3
-        "t.json,2097152,forward-fused,adam,8,1.5,1000,0.666667,4096\n");
+        "t.json,2097152,forward-fused,sgd,8,1.5,1000,0.6666666666666667,4096\n"  // 12/8; 1 - 1/3
+        "t.json,2097152,forward-fused,adam,8,1.5,1000,0.6666666666666667,4096\n");
 }
 
 TEST_CASE("JSON output is an array of objects, one per line, columns in order") {

@@ -114,11 +114,12 @@ TEST_CASE("fusim trace show --json prints the issue's shape with hand-computed n
   // fc1: 2*4*8 MACs = 128 + 16 bias adds; no input grad (model input), dW 128 + db 16.
   // act: relu 16 each way. fc2: 2*8*3 = 48 MACs: 96 fwd, dX 96 + dW 96.
   // loss: M=2, C=3: 5*6 + 2*2 + 1 = 35 fwd; 4*6 + 2 + 1 = 27 bwd.
+  // Outputs (kept in --json, issue 23): batch 2 x 8 (64 B), 2 x 3 (24 B), the scalar loss.
   auto expected = nlohmann::json::parse(R"({"model":"mlp","batch":2,"layers":[
-    {"id":0,"name":"fc1","op":"linear","params":40,"activation_bytes":64,"flops_fwd":144,"flops_bwd":144},
-    {"id":1,"name":"act","op":"relu","params":0,"activation_bytes":64,"flops_fwd":16,"flops_bwd":16},
-    {"id":2,"name":"fc2","op":"linear","params":24,"activation_bytes":24,"flops_fwd":96,"flops_bwd":192},
-    {"id":3,"name":"loss","op":"cross_entropy","params":0,"activation_bytes":4,"flops_fwd":35,"flops_bwd":27}],
+    {"id":0,"name":"fc1","op":"linear","output":[2,8],"params":40,"activation_bytes":64,"flops_fwd":144,"flops_bwd":144},
+    {"id":1,"name":"act","op":"relu","output":[2,8],"params":0,"activation_bytes":64,"flops_fwd":16,"flops_bwd":16},
+    {"id":2,"name":"fc2","op":"linear","output":[2,3],"params":24,"activation_bytes":24,"flops_fwd":96,"flops_bwd":192},
+    {"id":3,"name":"loss","op":"cross_entropy","output":[],"params":0,"activation_bytes":4,"flops_fwd":35,"flops_bwd":27}],
     "totals":{"layers":4,"params":64,"activation_bytes":156,"flops_fwd":291,"flops_bwd":379}})");
   CHECK(nlohmann::json::parse(out) == expected);
 }

@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "core/memory_budget.h"
+#include "core/suggest.h"
 
 namespace fusim::dram {
 namespace {
@@ -256,8 +257,9 @@ std::string resolve_dram_preset(const std::string& name_or_path) {
   }
   throw InputError(fmt::format(
       "unknown DRAM preset \"{}\": expected one of ddr4-3200, ddr5-4800, ddr5-5600, hbm2e, "
-      "hbm3, or a path to a preset JSON file",
-      name_or_path));
+      "hbm3, or a path to a preset JSON file{}",
+      name_or_path,
+      did_you_mean(name_or_path, {"ddr4-3200", "ddr5-4800", "ddr5-5600", "hbm2e", "hbm3"})));
 }
 
 namespace {
