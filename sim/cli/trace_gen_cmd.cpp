@@ -97,7 +97,7 @@ void add_trace_gen_command(CLI::App& trace) {
       "gpt-22b, gpt3-175b, gpt-530b, gpt-1t, llama-2-7b/13b/70b, llama-3.1-8b/70b/405b, and\n"
       "the bidirectional masked-diffusion LMs llada-8b, dream-7b (--bidirectional makes any\n"
       "LLM one: no causal mask).\n"
-      "Examples:\n"
+      "Example:\n"
       "  fusim trace gen gpt2-small --batch 8 --seq 256 -o gpt2.json\n"
       "  fusim trace gen llama-3.1-8b --batch 1 --seq 8192 -o llama.json");
   gen->add_option("NETWORK", opt->network,
