@@ -180,14 +180,69 @@ InputRef NetworkBuilder::reshape(const std::string& name, InputRef x, Shape targ
 }
 
 InputRef NetworkBuilder::add(InputRef a, InputRef b) {
+  return add(a, b, "add");
+}
+
+InputRef NetworkBuilder::add(InputRef a, InputRef b, const std::string& name) {
   FUSIM_ASSERT(shape(a) == shape(b), "residual add of different shapes");
-  return ref_to(append("add", OpKind::Add, {a, b}, shape(a)));
+  return ref_to(append(name, OpKind::Add, {a, b}, shape(a)));
 }
 
 InputRef NetworkBuilder::attention(const std::string& name, InputRef q, InputRef k, InputRef v,
                                    std::int64_t heads, bool causal, double p) {
   Layer& l = append(name, OpKind::ScaledDotProductAttention, {q, k, v}, shape(q));
   l.attrs.heads = heads;
+  l.attrs.causal = causal;
+  l.attrs.p = p;
+  return ref_to(l);
+}
+
+// --- LLM layers (issue 20) ---
+void NetworkBuilder::set_dtype(DType dtype) {
+  trace_.dtype = dtype;
+}
+
+void NetworkBuilder::tie_last_weight(const std::string& name, const std::string& owner) {
+  FUSIM_ASSERT(!trace_.layers.empty(), "a layer to tie");
+  for (auto& p : trace_.layers.back().params)
+    if (p.name == name) {
+      p.tied_to = owner;
+      return;
+    }
+  FUSIM_ASSERT(false, "tie_last_weight: the last layer has param " + name);
+}
+
+InputRef NetworkBuilder::rms_norm(const std::string& name, InputRef x, double eps) {
+  std::int64_t e = shape(x).back();
+  Layer& l = append(name, OpKind::RmsNorm, {x}, shape(x));
+  l.attrs.normalized_shape = {e};
+  l.attrs.eps = eps;
+  l.params = {param(name, "weight", {e})};
+  return ref_to(l);
+}
+
+InputRef NetworkBuilder::rope(const std::string& name, InputRef x, std::int64_t heads,
+                              double theta) {
+  Layer& l = append(name, OpKind::Rope, {x}, shape(x));
+  l.attrs.heads = heads;
+  l.attrs.theta = theta;
+  return ref_to(l);
+}
+
+InputRef NetworkBuilder::swiglu(const std::string& name, InputRef x) {
+  Shape s = shape(x);
+  s.back() /= 2;
+  return ref_to(append(name, OpKind::Swiglu, {x}, std::move(s)));
+}
+
+InputRef NetworkBuilder::gqa_attention(const std::string& name, InputRef q, InputRef k, InputRef v,
+                                       std::int64_t heads, std::int64_t kv_heads, bool causal,
+                                       double p) {
+  Shape out = shape(q);
+  out.back() = shape(v).back() / kv_heads * heads;
+  Layer& l = append(name, OpKind::ScaledDotProductAttention, {q, k, v}, std::move(out));
+  l.attrs.heads = heads;
+  l.attrs.kv_heads = kv_heads == heads ? 0 : kv_heads;  // the stored form of MHA (trace.h)
   l.attrs.causal = causal;
   l.attrs.p = p;
   return ref_to(l);

@@ -44,11 +44,24 @@ class NetworkBuilder {
                                std::int64_t ow);
   InputRef flatten(const std::string& name, InputRef x, std::int64_t start_dim);
   InputRef reshape(const std::string& name, InputRef x, Shape target);
-  InputRef add(InputRef a, InputRef b);  // fx names it "add", "add_1", ...
+  InputRef add(InputRef a, InputRef b);                           // fx names it "add", "add_1", ...
+  InputRef add(InputRef a, InputRef b, const std::string& name);  // a named residual add
   InputRef attention(const std::string& name, InputRef q, InputRef k, InputRef v,
                      std::int64_t heads, bool causal, double p);
   // Appends cross_entropy on logits [M, classes] against a new int64 input "target" [M].
   workload::Trace finish(InputRef logits);
+
+  // --- LLM layers (issue 20; llm.cpp) ---
+  // The dtype of params and activations built from here on (the trace's dtype).
+  void set_dtype(workload::DType dtype);
+  // Ties the param `name` of the last layer to the earlier param `owner` (weight tying).
+  void tie_last_weight(const std::string& name, const std::string& owner);
+  InputRef rms_norm(const std::string& name, InputRef x, double eps);
+  InputRef rope(const std::string& name, InputRef x, std::int64_t heads, double theta);
+  InputRef swiglu(const std::string& name, InputRef x);
+  // Attention with kv_heads key/value heads (grouped-query; kv_heads == heads: multi-head).
+  InputRef gqa_attention(const std::string& name, InputRef q, InputRef k, InputRef v,
+                         std::int64_t heads, std::int64_t kv_heads, bool causal, double p);
 
  private:
   workload::Layer& append(const std::string& name, workload::OpKind op,

@@ -1,6 +1,7 @@
 #include "networks/networks.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <algorithm>
 
 #include "core/error.h"
@@ -10,15 +11,31 @@
 namespace fusim::networks {
 
 const std::vector<std::string>& network_names() {
-  static const std::vector<std::string> names{
-      "mlp",   "resnet18",     "resnet34",  "resnet50",   "resnet101",  "vgg11",
-      "vgg16", "mobilenet_v2", "bert-base", "gpt2-small", "gpt2-medium"};
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> v{"mlp",       "resnet18",   "resnet34",   "resnet50",
+                               "resnet101", "vgg11",      "vgg16",      "mobilenet_v2",
+                               "bert-base", "gpt2-small", "gpt2-medium"};
+    for (const auto& n : llm_names()) v.push_back(n);  // issue 20
+    return v;
+  }();
   return names;
 }
 
 namespace {
 
-workload::Trace generate(const std::string& name, const NetworkOptions& o) {
+workload::Trace generate(const std::string& name, const NetworkOptions& options) {
+  if (is_llm(name)) {  // issue 20: llm.cpp checks its own options
+    LlmConfig c = llm_config(name, options);
+    return make_llm(c, options.batch, options.seq > 0 ? options.seq : c.seq, options.source);
+  }
+  if (options.kv_heads != 0 || options.ffn != 0 || options.vocab != 0 || options.dtype ||
+      options.tied_embeddings || options.bidirectional)
+    throw InputError(fmt::format(
+        "--kv-heads, --ffn, --vocab, --dtype, --tied-embeddings, --bidirectional: only for the "
+        "LLMs ({}), got network '{}'",
+        fmt::join(llm_names(), ", "), name));
+  NetworkOptions o = options;
+  if (o.seq == 0) o.seq = 128;
   if (o.batch < 1)
     throw InputError(fmt::format("--batch: expected a positive integer, got {}", o.batch));
   if (o.resolution < 1)

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <cmath>
 
+#include "backend/layer_functions.h"
 #include "core/error.h"
 #include "workload/cost.h"
 
@@ -28,27 +29,56 @@ double fan_in(const workload::Shape& weight) {
   return f;
 }
 
-// softmax(q k^T / sqrt(d)) v per head, as torch.nn.functional.scaled_dot_product_attention
-// computes it without a fused kernel: [N,S,E] -> [N,h,S,d], scores [N,h,S,S].
+// softmax(q k^T / sqrt(d)) v per head with the scores materialized, as Megatron's
+// CoreAttention and torch's math path compute it; grouped-query attention (issue 20): each of
+// the kv key/value heads serves heads/kv query heads (Hugging Face's repeat_kv order). A
+// custom autograd function (layer_functions.h) keeps what the memory model says: q, k, v,
+// the softmax output, with dropout its bool mask and the dropped copy.
 at::Tensor attention(const Layer& layer, const at::Tensor& q, const at::Tensor& k,
                      const at::Tensor& v, at::Generator& gen) {
-  const auto n = q.size(0), s = q.size(1), e = q.size(2), h = layer.attrs.heads;
-  const auto d = e / h;
-  auto split = [&](const at::Tensor& x) { return x.reshape({n, s, h, d}).transpose(1, 2); };
-  auto scores = at::matmul(split(q), split(k).transpose(-2, -1)) / std::sqrt(double(d));
-  if (layer.attrs.causal) {
-    auto mask = at::ones({s, s}, q.options().dtype(at::kBool)).triu(1);
-    scores = scores.masked_fill(mask, -std::numeric_limits<double>::infinity());
+  const auto h = layer.attrs.heads, kv = workload::kv_heads_of(layer.attrs);
+  const double p = layer.attrs.p;
+  at::Tensor keep;
+  if (p > 0) {
+    const std::vector<std::int64_t> scores{q.size(0), h, q.size(1), k.size(1)};
+    keep = q.is_cpu()
+               ? at::empty(scores, at::kFloat).bernoulli_(1 - p, gen).to(at::kBool)
+               : at::empty(scores, q.options().dtype(at::kFloat)).bernoulli_(1 - p).to(at::kBool);
   }
-  auto probs = at::softmax(scores, -1);
-  if (layer.attrs.p > 0 && !q.is_cpu()) {
-    probs = at::dropout(probs, layer.attrs.p, true);
-  } else if (layer.attrs.p > 0) {
-    auto keep = at::empty(probs.sizes(), at::kFloat).bernoulli_(1 - layer.attrs.p, gen);
-    probs = probs * keep.to(probs.options()) / (1 - layer.attrs.p);
-  }
-  return at::matmul(probs, split(v)).transpose(1, 2).reshape({n, s, e});
+  return attention_function(q, k, v, h, kv, layer.attrs.causal, p, keep);
 }
+
+// --- LLM ops (issue 20) ---
+// RMSNorm as Hugging Face's LlamaRMSNorm computes it: in float32, then back to the input
+// dtype, times the weight (libtorch 1.13 has no at::rms_norm); keeping x and rstd only, as a
+// fused RMSNorm does (layer_functions.h).
+at::Tensor rms_norm(const Layer& layer, const at::Tensor& x, const at::Tensor& weight) {
+  return rms_norm_function(x, weight, layer.attrs.eps,
+                           std::int64_t(layer.attrs.normalized_shape.size()));
+}
+
+// Rotary embedding, rotate-half form (Megatron-core apply_rotary_pos_emb, HF
+// apply_rotary_pos_emb) at positions 0..S-1: angle(p, i) = p * theta^(-2i/d), i < d/2.
+// (Llama 3.1's long-context frequency scaling changes the angles, not shapes or costs.)
+at::Tensor rope(const Layer& layer, const at::Tensor& x) {
+  const auto n = x.size(0), s = x.size(1), h = layer.attrs.heads, d = x.size(2) / h;
+  auto f32 = x.options().dtype(at::kFloat);
+  auto inv_freq = at::pow(layer.attrs.theta, -at::arange(0, d, 2, f32) / double(d));
+  auto angles = at::outer(at::arange(s, f32), inv_freq);  // [S, d/2]
+  auto emb = at::cat({angles, angles}, -1);               // [S, d]
+  auto cos = emb.cos().to(x.scalar_type()).view({1, s, 1, d});
+  auto sin = emb.sin().to(x.scalar_type()).view({1, s, 1, d});
+  auto t = x.reshape({n, s, h, d});
+  auto rotated = at::cat({-t.narrow(-1, d / 2, d / 2), t.narrow(-1, 0, d / 2)}, -1);
+  return (t * cos + rotated * sin).reshape({n, s, h * d});
+}
+
+// Megatron-core's swiglu: silu of the first half of the last dim times the second half,
+// keeping its input only (SwiGLUFunction; layer_functions.h).
+at::Tensor swiglu(const at::Tensor& x) {
+  return swiglu_function(x);
+}
+
 // A batch-norm buffer by its role ("bn1.running_mean"); undefined when the trace has none
 // (then batch_norm keeps no running stats, as nn.BatchNorm2d(track_running_stats=False)).
 at::Tensor buffer(const Layer& layer, const LayerTensors& t, std::string_view role) {
@@ -160,6 +190,7 @@ LayerTensors make_layer_tensors(const Layer& layer, at::Generator& gen,
     switch (layer.op) {
       case OpKind::BatchNorm:
       case OpKind::LayerNorm:
+      case OpKind::RmsNorm:  // (issue 20) weight ones, as LlamaRMSNorm
         p = spec.name.size() >= 4 && spec.name.substr(spec.name.size() - 4) == "bias"
                 ? at::zeros(spec.shape, at::kFloat)
                 : at::ones(spec.shape, at::kFloat);
@@ -273,13 +304,21 @@ at::Tensor layer_forward(const Layer& layer, const std::vector<at::Tensor>& in, 
       // F.dropout in training: keep with probability 1-p, scale kept values by 1/(1-p).
       if (a.p == 0) return in[0] * 1.0;
       if (!in[0].is_cpu()) return at::dropout(in[0], a.p, true);  // device generator
-      auto keep = at::empty(in[0].sizes(), at::kFloat).bernoulli_(1 - a.p, gen);
-      return in[0] * keep.to(in[0].options()) / (1 - a.p);
+      // A bool mask (1 byte per element, what native_dropout keeps), not a float one.
+      auto keep = at::empty(in[0].sizes(), at::kFloat).bernoulli_(1 - a.p, gen).to(at::kBool);
+      return in[0] * keep.to(in[0].device()) / (1 - a.p);
     }
     case OpKind::ScaledDotProductAttention:
       return attention(layer, in[0], in[1], in[2], gen);
     case OpKind::CrossEntropy:
       return at::cross_entropy_loss(in[0], in[1]);
+    // LLM ops (issue 20)
+    case OpKind::RmsNorm:
+      return rms_norm(layer, in[0], param(0));
+    case OpKind::Rope:
+      return rope(layer, in[0]);
+    case OpKind::Swiglu:
+      return swiglu(in[0]);
     case OpKind::Parameter:  // a view of its parameter: gradients of every reader add up
       return at::alias(t.params.empty() ? t.buffers.at(0) : t.params.at(0));
     case OpKind::GenericElementwise:

@@ -121,6 +121,7 @@ int run_fusim(int argc, char** argv, const std::function<void(CLI::App&)>& add_b
   add_trace_command(app);
   add_schedule_command(app);
   add_simulate_command(app);
+  add_memory_command(app);
   add_backend_commands(app);
   add_sweep_command(app);
   add_cache_command(app);

@@ -8,6 +8,7 @@ void add_trace_command(CLI::App& app);         // trace show|validate|gen
 void add_trace_gen_command(CLI::App& trace);   // trace gen (sim/cli/trace_gen_cmd.cpp)
 void add_schedule_command(CLI::App& app);      // schedule
 void add_simulate_command(CLI::App& app);      // simulate
+void add_memory_command(CLI::App& app);        // memory (sim/cli/memory_cmd.cpp, issue 20)
 void add_run_command(CLI::App& app);           // run (real backend)
 void add_validate_command(CLI::App& app);      // validate
 void add_calibrate_command(CLI::App& app);     // calibrate

@@ -6,6 +6,8 @@
 #include "cli/commands.h"
 #include "cli/option_checks.h"
 #include "cli/output_format.h"
+#include "cli/plan_options.h"
+#include "cli/plan_schedule.h"
 #include "cli/trace_option.h"
 #include "core/error.h"
 #include "core/units.h"
@@ -21,6 +23,14 @@ struct ScheduleCmdOptions {
   std::string trace, ordering = "all", optimizer = "adam", impl = "foreach", mixed;
   int steps = 0;
   bool gpu_streams = false;
+  // Issue 20: the memory model's precision, sharding, grad buffer and attention.
+  bool mixed_precision = false;
+  int optimizer_shards = 1;
+  std::string grad_buffer = "per-tensor", attention = "flash";
+  // Issue 19: a parallel plan on a cluster (cli/plan_options.h).
+  parallel::PlanArgs plan;
+  std::string cluster;
+  bool with_plan = false, microbatch_given = false;
   OutputFormat format;
 };
 
@@ -133,6 +143,35 @@ void run_schedule(const ScheduleCmdOptions& opt) {
   request.mixed_file = opt.mixed;
   request.gpu_streams = opt.gpu_streams;
   request.device = opt.gpu_streams ? DeviceKind::Gpu : DeviceKind::Cpu;
+  request.memory.mixed_precision = opt.mixed_precision;
+  request.memory.optimizer_shards = opt.optimizer_shards;
+  auto grad_buffer = parse_grad_buffer(opt.grad_buffer);
+  if (!grad_buffer)
+    throw InputError(fmt::format("--grad-buffer: expected per-tensor or persistent, got \"{}\"",
+                                 opt.grad_buffer));
+  request.memory.grad_buffer = *grad_buffer;
+  auto attention = parse_attention_memory(opt.attention);
+  if (!attention)
+    throw InputError(
+        fmt::format("--attention: expected flash or materialized, got \"{}\"", opt.attention));
+  request.memory.attention = *attention;
+  if (opt.with_plan) {
+    if (!opt.mixed.empty()) throw InputError("--mixed: expected no --mixed with a parallel plan");
+    parallel::PlanArgs args = opt.plan;
+    if (!opt.microbatch_given) args.microbatch = trace.batch;  // the trace is one microbatch
+    parallel::MemoryQuery q;
+    q.plan = parallel::parse_plan(args);
+    q.optimizer = opt.optimizer;
+    q.impl = request.impl;
+    q.mixed_precision = opt.mixed_precision;
+    q.attention = *attention;
+    q.grad_buffer = *grad_buffer;
+    if (q.plan.microbatch != trace.batch)
+      throw InputError(fmt::format("--microbatch: expected the batch {} of {}, got {}", trace.batch,
+                                   opt.trace, q.plan.microbatch));
+    print_plan_schedules(trace, orderings, q, opt.cluster, opt.format);
+    return;
+  }
   const std::vector<Schedule> schedules = build_schedules(trace, orderings, request);
   for (const auto& s : schedules) {
     auto problems = check_schedule(trace, s);
@@ -217,8 +256,29 @@ void add_schedule_command(CLI::App& app) {
   cmd->add_flag("--gpu-streams", opt->gpu_streams,
                 "A GPU schedule: backward-fused updates on stream 1 (U_i overlaps B_{i-1}),\n"
                 "optimizer kernels counted as GPU launches");
+  // Issue 20: the memory model (schedule/memory_options.h).
+  cmd->add_flag("--mixed-precision", opt->mixed_precision,
+                "Megatron mixed precision for a 16-bit trace: fp32 main grads, fp32 master\n"
+                "weights and optimizer state");
+  cmd->add_option("--optimizer-shards", opt->optimizer_shards,
+                  "Distributed optimizer: master weights and state split over N ranks (this\n"
+                  "rank's shard)")
+      ->capture_default_str();
+  cmd->add_option("--grad-buffer", opt->grad_buffer,
+                  "per-tensor (freed after U) | persistent (Megatron's contiguous buffer)")
+      ->capture_default_str();
+  cmd->add_option("--attention", opt->attention,
+                  "flash (logsumexp saved) | materialized (softmax, dropout mask and copy)")
+      ->capture_default_str();
+  // Issue 19: with a plan, each pipeline stage's schedule on a cluster instead of the ops.
+  add_plan_options(cmd, opt->plan);
+  add_cluster_options(cmd, opt->plan, opt->cluster);
   add_output_flags(cmd, opt->format);
-  cmd->callback([opt] { run_schedule(*opt); });
+  cmd->callback([cmd, opt] {
+    opt->with_plan = plan_requested(*cmd);
+    opt->microbatch_given = cmd->count("--microbatch") > 0;
+    run_schedule(*opt);
+  });
 }
 
 }  // namespace fusim::cli

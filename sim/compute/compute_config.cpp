@@ -40,6 +40,7 @@ OpClass classify(workload::OpKind op) {
       return OpClass::Conv;
     case K::BatchNorm:
     case K::LayerNorm:
+    case K::RmsNorm:  // LLM ops (issue 20): a per-row reduction like layer_norm
       return OpClass::Norm;
     case K::Softmax:
     case K::CrossEntropy:

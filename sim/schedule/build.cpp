@@ -76,7 +76,7 @@ class OrderBuilder {
 
   void order(int steps) {
     const int n = int(trace_.layers.size());
-    auto has_u = [&](int i) { return roles_[std::size_t(i)].has_bw; };
+    auto has_u = [&](int i) { return roles_[std::size_t(i)].has_update; };
     auto mode = [&](int i) { return modes_[std::size_t(i)]; };
     for (int t = 0; t < steps; ++t) {
       for (int i = 0; i < n; ++i) {
@@ -109,8 +109,11 @@ class OrderBuilder {
         case OpKind::Loss:
           for (const auto& in : layer.inputs)
             if (in.source == workload::InputRef::Source::Layer) data(OpKind::Forward, in.index, t);
-          // w_i is read only once the previous step's update of it has landed.
-          if (role.has_bw && t > 0) data(OpKind::Update, op.layer, t - 1);
+          // w_i is read only once the previous step's update of it has landed (for a tied
+          // param: its owner's update, issue 20).
+          if (role.has_update && t > 0) data(OpKind::Update, op.layer, t - 1);
+          for (int o : role.tied_owners)
+            if (t > 0) data(OpKind::Update, o, t - 1);
           break;
         case OpKind::BackwardInput:
         case OpKind::BackwardWeight:
@@ -126,6 +129,12 @@ class OrderBuilder {
           data(OpKind::BackwardWeight, op.layer, t);  // grad_i is final
           // Write-after-read: Bx_i reads w_i of this step before U_i overwrites it.
           if (role.has_bx) data(OpKind::BackwardInput, op.layer, t);
+          // A tied param's grad is final once every user's Bw added into it, and its users'
+          // Bx read w before U overwrites it (issue 20).
+          for (int u : role.tied_users) {
+            data(OpKind::BackwardWeight, u, t);
+            if (roles_[std::size_t(u)].has_bx) data(OpKind::BackwardInput, u, t);
+          }
           // eager: optimizer.step() after loss.backward(); forward: the update runs in the
           // next step's forward, which starts after this step's backward.
           if (modes_[std::size_t(op.layer)] != LayerMode::Backward)
@@ -174,11 +183,15 @@ Schedule build_schedule(const workload::Trace& trace, const ScheduleOptions& opt
   s.gpu_streams = options.gpu_streams;
   s.device = options.device;
   s.execution = options.execution;
+  s.memory = options.memory;
+  if (s.memory.optimizer_shards < 1)
+    throw InputError(fmt::format("optimizer shards: expected an integer >= 1, got {}",
+                                 s.memory.optimizer_shards));
   s.layer_modes = layer_modes(trace, options);
   const auto roles = layer_roles(trace);
   bool any_forward = false;
   for (std::size_t i = 0; i < roles.size(); ++i)
-    any_forward = any_forward || (roles[i].has_bw && s.layer_modes[i] == LayerMode::Forward);
+    any_forward = any_forward || (roles[i].has_update && s.layer_modes[i] == LayerMode::Forward);
   s.steps = options.steps != 0 ? options.steps : any_forward ? 2 : 1;
   if (s.steps < 1)
     throw InputError(fmt::format("--steps: expected an integer >= 1, got {}", options.steps));

@@ -17,7 +17,11 @@ using workload::InputRef;
 struct LayerFacts {
   bool loss = false, trained = false, grad_out = false, grad_in = false;
   std::vector<int> consumers;
-  std::set<std::string> params;  // trained param names
+  std::set<std::string> params;  // trained param names (its own: the ones its U updates)
+  // Weight tying (issue 20): has_weight_grad also counts trained params tied to another
+  // layer's (their Bw adds into the owner's grad; the owner's U waits for it).
+  bool has_weight_grad = false;
+  std::vector<int> tied_users, tied_owners;
 };
 
 std::vector<LayerFacts> layer_facts(const workload::Trace& trace) {
@@ -25,9 +29,13 @@ std::vector<LayerFacts> layer_facts(const workload::Trace& trace) {
   for (std::size_t i = 0; i < trace.layers.size(); ++i) {
     const auto& l = trace.layers[i];
     f[i].loss = l.op == workload::OpKind::CrossEntropy;
-    for (const auto& p : l.params)
-      if (p.requires_grad) f[i].params.insert(p.name);
-    // Params of a layer no gradient reaches are never updated (Layer::output_requires_grad).
+    for (const auto& p : l.params) {
+      if (p.requires_grad && p.tied_to.empty()) f[i].params.insert(p.name);
+      f[i].has_weight_grad = f[i].has_weight_grad || p.requires_grad;
+    }
+    // Params of a layer no gradient reaches get no gradient and are never updated
+    // (Layer::output_requires_grad).
+    f[i].has_weight_grad = f[i].has_weight_grad && l.output_requires_grad;
     f[i].trained = !f[i].params.empty() && l.output_requires_grad;
     for (const auto& in : l.inputs)
       if (in.source == InputRef::Source::Layer) {
@@ -35,10 +43,19 @@ std::vector<LayerFacts> layer_facts(const workload::Trace& trace) {
         f[i].grad_in = f[i].grad_in || f[std::size_t(in.index)].grad_out;
       }
     // Integer and bool outputs carry no gradient, so nothing flows back through them.
-    f[i].grad_out = (f[i].trained || f[i].grad_in) && l.output_requires_grad;
+    f[i].grad_out = (f[i].has_weight_grad || f[i].grad_in) && l.output_requires_grad;
     if (!f[i].grad_out) f[i].grad_in = false;
     if (f[i].loss) f[i].grad_in = false;  // L seeds the backward itself
   }
+  for (std::size_t i = 0; i < trace.layers.size(); ++i)
+    for (const auto& p : trace.layers[i].params) {
+      if (p.tied_to.empty() || !p.requires_grad) continue;
+      for (std::size_t o = 0; o < trace.layers.size(); ++o)
+        if (f[o].params.count(p.tied_to)) {
+          f[i].tied_owners.push_back(int(o));
+          f[o].tied_users.push_back(int(i));
+        }
+    }
   return f;
 }
 
@@ -95,6 +112,8 @@ class Checker {
           ok = f.grad_in;
           break;
         case OpKind::BackwardWeight:
+          ok = f.has_weight_grad;
+          break;
         case OpKind::Update:
           ok = f.trained;
           break;
@@ -138,10 +157,10 @@ class Checker {
         std::vector<std::pair<OpKind, const char*>> expected;
         expected.push_back({f.loss ? OpKind::Loss : OpKind::Forward, "every layer runs forward"});
         if (f.grad_in) expected.push_back({OpKind::BackwardInput, "its input needs a gradient"});
-        if (f.trained) {
+        if (f.has_weight_grad)
           expected.push_back({OpKind::BackwardWeight, "it has trained params"});
+        if (f.trained)
           expected.push_back({OpKind::Update, "each param is updated exactly once per step"});
-        }
         for (auto [kind, why] : expected) {
           auto it = ops_.find({kind, int(i), t});
           int count = it == ops_.end() ? 0 : int(it->second.size());
@@ -197,6 +216,12 @@ class Checker {
                  fmt::format("F reads the params of {} while their update from step {} is "
                              "pending",
                              layer.name, t - 1));
+          for (int o : f.tied_owners)
+            if (t > 0)
+              need(op_of(OpKind::Update, o, t - 1), op.id,
+                   fmt::format("F reads the param of {} tied to {} while its update from step {} "
+                               "is pending",
+                               layer.name, trace_.layers[std::size_t(o)].name, t - 1));
           break;
         case OpKind::BackwardInput:
         case OpKind::BackwardWeight:
@@ -214,6 +239,13 @@ class Checker {
             need(op_of(OpKind::Update, op.layer, t - 1), op.id,
                  fmt::format("Bw overwrites the grads of {} before the update of step {} read them",
                              layer.name, t - 1));
+          if (op.kind == OpKind::BackwardWeight)
+            for (int o : f.tied_owners)
+              if (t > 0)
+                need(op_of(OpKind::Update, o, t - 1), op.id,
+                     fmt::format("Bw of {} adds into the grad of {} before its update of step {} "
+                                 "read it",
+                                 layer.name, trace_.layers[std::size_t(o)].name, t - 1));
           break;
         case OpKind::Update:
           need(op_of(OpKind::BackwardWeight, op.layer, t), op.id,
@@ -222,6 +254,16 @@ class Checker {
             need(
                 op_of(OpKind::BackwardInput, op.layer, t), op.id,
                 fmt::format("Bx reads the step-{} weights of {} that U overwrites", t, layer.name));
+          for (int u : f.tied_users) {
+            const auto& user = trace_.layers[std::size_t(u)].name;
+            need(op_of(OpKind::BackwardWeight, u, t), op.id,
+                 fmt::format("the grad of {} tied in {} is not final before U reads it", layer.name,
+                             user));
+            if (facts_[std::size_t(u)].grad_in)
+              need(op_of(OpKind::BackwardInput, u, t), op.id,
+                   fmt::format("Bx of {} reads the step-{} tied weight of {} that U overwrites",
+                               user, t, layer.name));
+          }
           break;
       }
     }
@@ -240,7 +282,8 @@ class Checker {
             written.insert(t.name);
           if (t.category == TensorCategory::Grads) {
             grads.insert(t.name);
-            if (t.step != op.step)
+            // (step -1: a persistent grad buffer, one tensor for every step)
+            if (t.step >= 0 && t.step != op.step)
               fail(fmt::format(
                   "{} reads {} of step {}: the update of step {} must use that step's grads",
                   name(op.id), t.name, t.step, op.step));

@@ -1,5 +1,6 @@
 #include "schedule/layer_passes.h"
 
+#include <map>
 #include <set>
 
 #include "core/error.h"
@@ -21,8 +22,8 @@ struct SavedExtra {
 class LayerTensors {
  public:
   LayerTensors(const workload::Trace& trace, const std::vector<LayerRole>& roles,
-               TensorRegistry& registry)
-      : trace_(trace), roles_(roles), reg_(registry) {}
+               TensorRegistry& registry, const MemoryOptions& memory)
+      : trace_(trace), roles_(roles), reg_(registry), memory_(memory) {}
 
   int model_input(int index, int step) {
     const auto& spec = trace_.inputs[std::size_t(index)];
@@ -53,17 +54,28 @@ class LayerTensors {
     const Layer& l = trace_.layers[std::size_t(layer)];
     return reg_.get(l.name + "." + e.suffix, step, TensorCategory::Activations, layer, e.bytes);
   }
+  // A tied param (issue 20) is its owner's tensor: the registry key is the owner's name.
+  // (The tensor's layer and param index are those of whoever registers it first.)
   int param(int layer, int p) {
     const auto& spec = trace_.layers[std::size_t(layer)].params[std::size_t(p)];
-    return reg_.get(spec.name, -1, TensorCategory::Weights, layer, spec_bytes(spec));
+    return reg_.get(key_of(spec), -1, TensorCategory::Weights, layer, spec_bytes(spec), p);
   }
   int buffer(int layer, int b) {
     const auto& spec = trace_.layers[std::size_t(layer)].buffers[std::size_t(b)];
     return reg_.get(spec.name, -1, TensorCategory::Weights, layer, spec_bytes(spec));
   }
+  // Mixed precision keeps float32 main grads; a persistent grad buffer is one tensor for
+  // every step (step -1), as Megatron's contiguous buffer is (memory_options.h).
   int param_grad(int layer, int p, int step) {
     const auto& spec = trace_.layers[std::size_t(layer)].params[std::size_t(p)];
-    return reg_.get(spec.name + ".grad", step, TensorCategory::Grads, layer, spec_bytes(spec));
+    const std::int64_t bytes =
+        workload::numel(spec.shape) * grad_element_bytes(memory_, spec.dtype);
+    const bool persistent = memory_.grad_buffer == GradBuffer::Persistent;
+    return reg_.get(key_of(spec) + ".grad", persistent ? -1 : step, TensorCategory::Grads, layer,
+                    bytes, p);
+  }
+  static const std::string& key_of(const workload::TensorSpec& s) {
+    return s.tied_to.empty() ? s.name : s.tied_to;
   }
 
   static std::int64_t spec_bytes(const workload::TensorSpec& s) {
@@ -77,10 +89,12 @@ class LayerTensors {
   const workload::Trace& trace_;
   const std::vector<LayerRole>& roles_;
   TensorRegistry& reg_;
+  const MemoryOptions& memory_;
 };
 
 // Extra tensors autograd saves (beyond inputs and output), by op.
-std::vector<SavedExtra> saved_extras(const workload::Trace& trace, const Layer& l) {
+std::vector<SavedExtra> saved_extras(const workload::Trace& trace, const Layer& l,
+                                     AttentionMemory attention) {
   std::int64_t n = workload::numel(l.output);
   switch (l.op) {
     case LK::Dropout:
@@ -93,12 +107,26 @@ std::vector<SavedExtra> saved_extras(const workload::Trace& trace, const Layer& 
       std::int64_t rows = n / std::max<std::int64_t>(1, workload::numel(l.attrs.normalized_shape));
       return {{"stats", 2 * rows * 4}};
     }
-    case LK::ScaledDotProductAttention:  // logsumexp [N, heads, S] float32
-      return {{"logsumexp", l.output.at(0) * l.attrs.heads * l.output.at(1) * 4}};
+    case LK::ScaledDotProductAttention: {
+      const std::int64_t rows = l.output.at(0) * l.attrs.heads * l.output.at(1);
+      if (attention == AttentionMemory::Flash)  // logsumexp [N, heads, L] float32
+        return {{"logsumexp", rows * 4}};
+      // Materialized (memory_options.h): softmax output [N, heads, L, S]; with dropout the
+      // bool mask and the dropped probabilities the product with V saves (issue 20).
+      const std::int64_t scores = rows * workload::input_shape(trace, l.inputs.at(1)).at(1);
+      const std::int64_t b = workload::dtype_bytes(l.output_dtype);
+      if (l.attrs.p > 0)
+        return {{"probs", scores * b}, {"dropout_mask", scores}, {"dropped_probs", scores * b}};
+      return {{"probs", scores * b}};
+    }
+    // LLM ops (issue 20)
+    case LK::RmsNorm: {  // rstd: float32, one per normalized row
+      std::int64_t rows = n / std::max<std::int64_t>(1, workload::numel(l.attrs.normalized_shape));
+      return {{"stats", rows * 4}};
+    }
     default:
       break;
   }
-  (void)trace;
   return {};
 }
 
@@ -115,7 +143,10 @@ SavedUse backward_reads(const workload::Trace& trace, const Layer& l, bool for_w
       return for_weight ? SavedUse{{0}, false, false, false} : SavedUse{{}, false, false, true};
     case LK::BatchNorm:
     case LK::LayerNorm:  // both read x and the saved statistics; grad_input also gamma
+    case LK::RmsNorm:    // (issue 20) x, rstd and the weight, as layer_norm
       return {{0}, false, true, !for_weight};
+    case LK::Swiglu:  // (issue 20) Megatron-core SwiGLUFunction saves its input only
+      return {{0}, false, false, false};
     case LK::Embedding:
       return {{0}, false, false, false};  // index scatter of grad rows
     case LK::Relu:
@@ -164,9 +195,13 @@ std::vector<LayerRole> layer_roles(const workload::Trace& trace) {
     r.is_view = workload::is_view(l.op);
     r.is_parameter = l.op == LK::Parameter;
     for (std::size_t p = 0; p < l.params.size(); ++p)
-      if (l.params[p].requires_grad) r.trained_params.push_back(int(p));
+      if (l.params[p].requires_grad) {
+        r.trained_params.push_back(int(p));
+        if (l.params[p].tied_to.empty()) r.updated_params.push_back(int(p));
+      }
     // No gradient reaches it (Layer::output_requires_grad): no Bw, and its params no update.
     r.has_bw = !r.trained_params.empty() && l.output_requires_grad;
+    r.has_update = r.has_bw && !r.updated_params.empty();
     bool grad_input = false;
     for (const auto& in : l.inputs) {
       if (in.source != InputRef::Source::Layer) continue;
@@ -179,12 +214,24 @@ std::vector<LayerRole> layer_roles(const workload::Trace& trace) {
     r.requires_grad = (r.has_bw || grad_input) && l.output_requires_grad;
     r.has_bx = !r.is_loss && grad_input && r.requires_grad;
   }
+  // Weight tying (issue 20): who shares whose param.
+  std::map<std::string, int> owner;
+  for (std::size_t i = 0; i < trace.layers.size(); ++i)
+    for (const auto& p : trace.layers[i].params)
+      if (p.tied_to.empty()) owner[p.name] = int(i);
+  for (std::size_t i = 0; i < trace.layers.size(); ++i)
+    for (const auto& p : trace.layers[i].params) {
+      if (p.tied_to.empty() || !p.requires_grad) continue;
+      const int o = owner.at(p.tied_to);
+      roles[i].tied_owners.push_back(o);
+      roles[std::size_t(o)].tied_users.push_back(int(i));
+    }
   return roles;
 }
 
 void attach_layer_passes(const workload::Trace& trace, const std::vector<LayerRole>& roles,
                          TensorRegistry& registry, Schedule& schedule) {
-  LayerTensors t(trace, roles, registry);
+  LayerTensors t(trace, roles, registry, schedule.memory);
   std::set<int> written;  // gradient tensors written so far (accumulate after the first)
   auto grad_write = [&](int tensor) {
     return written.insert(tensor).second ? AccessMode::Write : AccessMode::ReadWrite;
@@ -217,7 +264,7 @@ void attach_layer_passes(const workload::Trace& trace, const std::vector<LayerRo
         for (std::size_t b = 0; b < l.buffers.size(); ++b)
           pass.accesses.push_back({t.buffer(i, int(b)), AccessMode::ReadWrite});
         pass.accesses.push_back({t.output(i, s), AccessMode::Write});
-        for (const auto& e : saved_extras(trace, l))
+        for (const auto& e : saved_extras(trace, l, schedule.memory.attention))
           pass.accesses.push_back({t.extra(i, s, e), AccessMode::Write});
         pass.flops = cost.flops_fwd;
         op.passes.push_back(pass);
@@ -258,7 +305,7 @@ void attach_layer_passes(const workload::Trace& trace, const std::vector<LayerRo
             pass.accesses.push_back({t.input(l.inputs[std::size_t(k)], s), AccessMode::Read});
         if (use.output) pass.accesses.push_back({t.output(i, s), AccessMode::Read});
         if (use.extras)
-          for (const auto& e : saved_extras(trace, l))
+          for (const auto& e : saved_extras(trace, l, schedule.memory.attention))
             pass.accesses.push_back({t.extra(i, s, e), AccessMode::Read});
         if (use.weight && !l.params.empty())
           pass.accesses.push_back({t.param(i, 0), AccessMode::Read});

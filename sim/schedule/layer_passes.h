@@ -20,7 +20,14 @@ struct LayerRole {
   bool has_bx = false;              // computes gradients of some layer inputs
   bool has_bw = false;              // has trained params
   std::vector<int> trained_params;  // indices into layer.params
-  std::vector<int> consumers;       // layers that read its output
+  // Added (issue 20, weight tying): trained params this layer's U updates (its own, not the
+  // tied ones, whose owner's U updates them); has_update: non-empty.
+  std::vector<int> updated_params;
+  bool has_update = false;
+  // Layers with a param tied to one of this layer's (their Bw adds into its grad), and the
+  // layers owning the params this layer's tied ones share.
+  std::vector<int> tied_users, tied_owners;
+  std::vector<int> consumers;  // layers that read its output
 };
 
 std::vector<LayerRole> layer_roles(const workload::Trace& trace);

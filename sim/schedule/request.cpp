@@ -72,6 +72,7 @@ std::vector<Execution> parse_executions(const std::string& text) {
 
 ScheduleOptions schedule_options(Ordering ordering, const ScheduleRequest& r) {
   ScheduleOptions so;
+  so.memory = r.memory;
   so.ordering = ordering;
   so.optimizer = r.optimizer;
   so.impl = r.impl;

@@ -31,6 +31,7 @@ struct ScheduleRequest {
   int steps = 0;             // 0: each ordering's default (ScheduleOptions::steps)
   std::string mixed_file;    // --mixed
   bool gpu_streams = false;  // updates of backward-fused layers on stream 1 (GPU machines)
+  MemoryOptions memory;      // issue 20: precision, sharding, grad buffer, attention
   DeviceKind device = DeviceKind::Cpu;      // what runs it: kernels per optimizer impl
   Execution execution = Execution::Layers;  // --execution: the backend's host costs
 };

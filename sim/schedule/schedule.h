@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "schedule/memory_options.h"
 #include "workload/trace.h"
 
 namespace fusim::schedule {
@@ -57,6 +58,9 @@ struct Tensor {
   // inputs); -1 for tensors that persist across steps (weights, optimizer state).
   int step = -1;
   std::int64_t alloc_bytes = 0;  // added: bytes the allocator model hands out (512 B rounding)
+  // Added (issue 20): for weights, grads and optimizer state, the index of their param in
+  // the layer's params (-1 for buffers and every other tensor).
+  int param = -1;
 };
 
 enum class AccessMode { Read, Write, ReadWrite };
@@ -131,6 +135,7 @@ struct Schedule {
   bool gpu_streams = false;
   DeviceKind device = DeviceKind::Cpu;      // added
   Execution execution = Execution::Layers;  // added
+  MemoryOptions memory;  // added (issue 20): precision, sharding, grad buffer, attention
 };
 
 struct ScheduleOptions {
@@ -143,6 +148,7 @@ struct ScheduleOptions {
   bool gpu_streams = false;             // U of backward-fused layers on stream 1 (overlaps B_{i-1})
   DeviceKind device = DeviceKind::Cpu;  // added: kernels per optimizer impl
   Execution execution = Execution::Layers;  // added: host costs of the backend's execution
+  MemoryOptions memory;                     // mixed precision, sharding, grad buffer, attention
 };
 
 // Builds the op DAG, issue order, streams, tensors, passes, addresses and peak memory.

@@ -13,8 +13,8 @@ class TensorRegistry {
  public:
   explicit TensorRegistry(Schedule& schedule) : schedule_(schedule) {}
 
-  int get(const std::string& name, int step, TensorCategory category, int layer,
-          std::int64_t bytes) {
+  int get(const std::string& name, int step, TensorCategory category, int layer, std::int64_t bytes,
+          int param = -1) {
     auto key = std::make_pair(name, step);
     if (auto it = index_.find(key); it != index_.end()) return it->second;
     Tensor t;
@@ -24,6 +24,7 @@ class TensorRegistry {
     t.layer = layer;
     t.bytes = bytes;
     t.step = step;
+    t.param = param;
     schedule_.tensors.push_back(t);
     index_.emplace(key, t.id);
     return t.id;

@@ -134,7 +134,9 @@ void CostModel::matmul_like() {
 // P = dropout(P), out = P v. Scores have N*heads*L*S elements.
 void CostModel::attention() {
   const Shape &q = in(0), &k = in(1), &v = in(2);
-  std::int64_t N = q[0], L = q[1], E = q[2], S = k[1], Ev = v[2];
+  // Ev: the output width, heads x the value head size (with grouped-query attention each
+  // key/value head serves heads/kv query heads: the GEMMs run per query head).
+  std::int64_t N = q[0], L = q[1], E = q[2], S = k[1], Ev = l_.output[2];
   std::int64_t scores = N * l_.attrs.heads * L * S;
   bool dropout = l_.attrs.p > 0;
   std::int64_t qk = 2 * N * L * S * E, pv = 2 * N * L * S * Ev;
@@ -148,6 +150,11 @@ void CostModel::attention() {
     if (in_grad(0)) c_.flops_bwd_input += qk;  // dQ = dS K
     if (in_grad(1)) c_.flops_bwd_input += qk;  // dK = dS^T Q
   }
+  // GQA (issue 20): the per-query-head dK and dV of one group are summed into their shared
+  // key/value head: (heads/kv - 1) adds per key and value element.
+  const std::int64_t group = l_.attrs.heads / kv_heads_of(l_.attrs);
+  if (in_grad(1)) c_.flops_bwd_input += (group - 1) * numel(k);
+  if (in_grad(2)) c_.flops_bwd_input += (group - 1) * numel(v);
   // q, k, v, the softmax output, and with dropout its bool mask and the dropped copy.
   c_.saved_bytes = in_bytes(0) + in_bytes(1) + in_bytes(2) + scores * dtype_bytes(dt) +
                    (dropout ? scores * (1 + dtype_bytes(dt)) : 0);
@@ -331,6 +338,34 @@ LayerCost CostModel::run() {
       c_.saved_bytes = in_bytes(0) + in_bytes(1);
       break;
     }
+    // --- LLM ops (issue 20) ---
+    case OpKind::RmsNorm: {
+      // y = x * rsqrt(mean(x^2) + eps) * w: x^2 and its sum 2, scale by rstd 1, by w 1 = 4
+      // per element. Backward (with r = rstd, g = w * dy): dw = sum(dy * x * r): 3;
+      // dx = r * (g - x * r^2 * mean(g * x)): g 1, g*x 1, sum 1, x*c 1, subtract 1, * r 1 = 6
+      // (5 without a weight: no g). Saves x and one float32 rstd per row.
+      std::int64_t d = numel(Shape(a.normalized_shape)), X = in_numel(0);
+      bool weights = any_param_grad();
+      c_.flops_fwd = 4 * X;
+      if (weights) c_.flops_bwd_weight = 3 * X;
+      if (in_grad(0)) c_.flops_bwd_input = (l_.params.empty() ? 5 : 6) * X;
+      c_.saved_bytes = in_bytes(0) + (X / d) * kStatBytes;
+      break;
+    }
+    case OpKind::Rope:
+      // x * cos + rotate_half(x) * sin: 2 multiplies and 1 add per element (the negation of
+      // rotate_half folds into sin's sign); backward is the transposed rotation, the same 3.
+      // cos/sin are functions of the positions only, shared by every layer: nothing saved.
+      pointwise(3, 3);
+      break;
+    case OpKind::Swiglu:
+      // Per output element: silu(a) = 5 (as silu) and * b 1 = 6. Backward: da = dy * b *
+      // silu'(a) with silu' as silu's backward 9, + 1 = 10; db = dy * silu(a): recompute 5
+      // + 1 = 6; 16 in all. Saves its input (Megatron-core SwiGLUFunction.save_for_backward).
+      c_.flops_fwd = 6 * O;
+      if (in_grad(0)) c_.flops_bwd_input = 16 * O;
+      c_.saved_bytes = in_bytes(0);
+      break;
   }
   return c_;
 }

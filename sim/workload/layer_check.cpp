@@ -42,10 +42,29 @@ void LayerCheck::check_attrs() const {
         fail("attrs.p", fmt::format("a dropout probability in [0, 1), got {}", a.p));
       if (l_.op == OpKind::ScaledDotProductAttention && a.heads < 1)
         fail("attrs.heads", fmt::format("a positive integer, got {}", a.heads));
+      // Grouped-query attention (issue 20): each key/value head serves heads/kv_heads queries.
+      if (l_.op == OpKind::ScaledDotProductAttention &&
+          (a.kv_heads < 0 || (a.kv_heads > 0 && a.heads % a.kv_heads != 0)))
+        fail("attrs.kv_heads",
+             fmt::format("a divisor of heads ({}) for grouped-query attention, got {}", a.heads,
+                         a.kv_heads));
       break;
     case OpKind::Gelu:
       if (a.approximate != "none" && a.approximate != "tanh")
         fail("attrs.approximate", fmt::format("\"none\" or \"tanh\", got \"{}\"", a.approximate));
+      break;
+    // LLM ops (issue 20)
+    case OpKind::RmsNorm:
+      if (a.normalized_shape.empty() ||
+          std::any_of(a.normalized_shape.begin(), a.normalized_shape.end(),
+                      [](std::int64_t d) { return d < 1; }))
+        fail("attrs.normalized_shape", fmt::format("a non-empty list of positive integers, got {}",
+                                                   pair_text(a.normalized_shape)));
+      if (!(a.eps > 0)) fail("attrs.eps", fmt::format("a positive number, got {}", a.eps));
+      break;
+    case OpKind::Rope:
+      if (a.heads < 1) fail("attrs.heads", fmt::format("a positive integer, got {}", a.heads));
+      if (!(a.theta > 0)) fail("attrs.theta", fmt::format("a positive number, got {}", a.theta));
       break;
     case OpKind::Embedding:
       if (a.padding_idx < -1)
@@ -160,6 +179,13 @@ InferredOutput LayerCheck::run() const {
       return attention();
     case OpKind::CrossEntropy:
       return cross_entropy();
+    // LLM ops (issue 20)
+    case OpKind::RmsNorm:
+      return rms_norm();
+    case OpKind::Rope:
+      return rope();
+    case OpKind::Swiglu:
+      return swiglu();
     case OpKind::Parameter:
       return parameter();
     case OpKind::GenericElementwise:

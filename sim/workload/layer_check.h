@@ -1,7 +1,7 @@
 #pragma once
 // Internal to sim/workload: the per-op checks of one layer (layer_check.cpp: attributes and
-// dispatch; layer_check_ops.cpp: the output-shape rule of each op family). The public entry
-// point is check_layer() in validate.h.
+// dispatch; layer_check_ops.cpp: the output-shape rule of each op family; layer_check_llm.cpp:
+// those of the LLM ops). The public entry point is check_layer() in validate.h.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -158,6 +158,10 @@ class LayerCheck {
   InferredOutput cross_entropy() const;
   InferredOutput shape_op() const;
   InferredOutput unary_float() const;
+  // LLM ops (issue 20): layer_check_llm.cpp
+  InferredOutput rms_norm() const;
+  InferredOutput rope() const;
+  InferredOutput swiglu() const;
   // ATen capture (layer_check_ops.cpp, last block)
   InferredOutput parameter() const;
   InferredOutput generic() const;

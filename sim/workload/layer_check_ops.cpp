@@ -160,16 +160,25 @@ InferredOutput LayerCheck::attention() const {
     rank_exactly(i, 3, names[i]);
   }
   const Shape &q = in(0), &k = in(1), &v = in(2);
-  if (k[0] != q[0] || k[2] != q[2])
-    fail("inputs[1]", fmt::format("key [{}, S, {}] to match query {}, got {} {}", q[0], q[2],
-                                  to_string(q), to_string(k), origin(1)));
+  // Grouped-query attention (issue 20): key and value carry kv_heads heads of the query's
+  // head size; each serves heads/kv_heads query heads (Ainslie et al. 2023). kv = heads: MHA.
+  const std::int64_t heads = l_.attrs.heads, kv = kv_heads_of(l_.attrs);
+  if (q[2] % heads != 0)
+    fail("attrs.heads",
+         fmt::format("a divisor of the query embedding size E = {}, got {}", q[2], heads));
+  const std::int64_t key_width = q[2] / heads * kv;
+  if (k[0] != q[0] || k[2] != key_width)
+    fail("inputs[1]",
+         fmt::format("key [{}, S, {}] to match query {} ({} of {} heads of size {}), got {} {}",
+                     q[0], key_width, to_string(q), kv, heads, q[2] / heads, to_string(k),
+                     origin(1)));
   if (v[0] != q[0] || v[1] != k[1])
     fail("inputs[2]", fmt::format("value [{}, {}, Ev] to match query {} and key {}, got {} {}",
                                   q[0], k[1], to_string(q), to_string(k), to_string(v), origin(2)));
-  if (q[2] % l_.attrs.heads != 0 || v[2] % l_.attrs.heads != 0)
-    fail("attrs.heads", fmt::format("a divisor of the embedding sizes E = {} and Ev = {}, got {}",
-                                    q[2], v[2], l_.attrs.heads));
-  return {{q[0], q[1], v[2]}, in_dtype(0), "attention output [N, L, Ev]"};
+  if (v[2] % kv != 0)
+    fail("inputs[2]", fmt::format("a value whose size Ev = {} splits into {} heads, got {} {}",
+                                  v[2], kv, to_string(v), origin(2)));
+  return {{q[0], q[1], v[2] / kv * heads}, in_dtype(0), "attention output [N, L, heads * Ev/kv]"};
 }
 
 InferredOutput LayerCheck::cross_entropy() const {

@@ -17,7 +17,7 @@ constexpr std::array<std::pair<DType, std::string_view>, 6> kDTypes{{
     {DType::Bool, "bool"},
 }};
 
-constexpr std::array<std::pair<OpKind, std::string_view>, 31> kOpKinds{{
+constexpr std::array<std::pair<OpKind, std::string_view>, 34> kOpKinds{{
     {OpKind::Linear, "linear"},
     {OpKind::Conv2d, "conv2d"},
     {OpKind::BatchNorm, "batch_norm"},
@@ -44,6 +44,10 @@ constexpr std::array<std::pair<OpKind, std::string_view>, 31> kOpKinds{{
     {OpKind::Dropout, "dropout"},
     {OpKind::ScaledDotProductAttention, "scaled_dot_product_attention"},
     {OpKind::CrossEntropy, "cross_entropy"},
+    // LLM ops (issue 20)
+    {OpKind::RmsNorm, "rms_norm"},
+    {OpKind::Rope, "rope"},
+    {OpKind::Swiglu, "swiglu"},
     // ATen capture
     {OpKind::Parameter, "parameter"},
     {OpKind::GenericElementwise, "generic_elementwise"},
@@ -121,7 +125,8 @@ const std::vector<OpKind>& all_op_kinds() {
 std::int64_t Trace::param_count() const {
   std::int64_t n = 0;
   for (const auto& layer : layers)
-    for (const auto& p : layer.params) n += numel(p.shape);
+    for (const auto& p : layer.params)
+      if (p.tied_to.empty()) n += numel(p.shape);
   return n;
 }
 
@@ -130,17 +135,21 @@ auto attr_fields(const LayerAttrs& a) {
   return std::tie(a.kernel, a.stride, a.padding, a.dilation, a.output_size, a.normalized_shape,
                   a.dims, a.groups, a.dim, a.start_dim, a.end_dim, a.heads, a.padding_idx, a.eps,
                   a.momentum, a.p, a.bias, a.causal, a.ceil_mode, a.count_include_pad,
-                  a.approximate, a.scalar, a.aten, a.flops_per_element, a.reduce, a.contraction);
+                  a.approximate, a.scalar, a.kv_heads, a.theta, a.aten, a.flops_per_element, a.reduce, a.contraction);
 }
 }  // namespace
+
+std::int64_t kv_heads_of(const LayerAttrs& a) {
+  return a.kv_heads != 0 ? a.kv_heads : a.heads;
+}
 
 bool operator==(const LayerAttrs& a, const LayerAttrs& b) {
   return attr_fields(a) == attr_fields(b);
 }
 
 bool operator==(const TensorSpec& a, const TensorSpec& b) {
-  return std::tie(a.name, a.shape, a.dtype, a.requires_grad) ==
-         std::tie(b.name, b.shape, b.dtype, b.requires_grad);
+  return std::tie(a.name, a.shape, a.dtype, a.requires_grad, a.tied_to) ==
+         std::tie(b.name, b.shape, b.dtype, b.requires_grad, b.tied_to);
 }
 
 bool operator==(const InputRef& a, const InputRef& b) {

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace fusim::workload {
@@ -51,6 +52,10 @@ enum class OpKind {
   Dropout,
   ScaledDotProductAttention,
   CrossEntropy,
+  // --- LLM ops (issue 20: Llama-style blocks; traces/SCHEMA.md) ---
+  RmsNorm,  // "rms_norm": x * rsqrt(mean(x^2) + eps) * weight (Zhang & Sennrich 2019)
+  Rope,     // "rope": rotary position embedding of q or k, rotate-half form (Su et al. 2021)
+  Swiglu,   // "swiglu": silu(x[..., :F]) * x[..., F:] of a fused gate+up projection (Shazeer 2020)
   // ---- ATen capture (scripts/fusim_capture): a view of one parameter or buffer, and the
   // generic kinds of ops with no dedicated kind (SCHEMA.md, "Generic layers").
   Parameter,
@@ -73,16 +78,21 @@ struct LayerAttrs {
   std::int64_t groups = 1;                                      // conv2d
   std::int64_t dim = -1;                                        // softmax, concat
   std::int64_t start_dim = 1, end_dim = -1;                     // flatten
-  std::int64_t heads = 0;                                       // scaled_dot_product_attention
-  std::int64_t padding_idx = -1;                                // embedding (-1: none)
-  double eps = 1e-5;                                            // batch_norm, layer_norm
-  double momentum = 0.1;                                        // batch_norm
-  double p = 0.0;                                               // dropout probability
-  bool bias = false;                                            // linear, conv2d
-  bool causal = false;                                          // attention
-  bool ceil_mode = false, count_include_pad = true;             // pools
-  std::string approximate = "none";                             // gelu: "none" | "tanh"
+  std::int64_t heads = 0;                            // scaled_dot_product_attention, rope
+  std::int64_t padding_idx = -1;                     // embedding (-1: none)
+  double eps = 1e-5;                                 // batch_norm, layer_norm
+  double momentum = 0.1;                             // batch_norm
+  double p = 0.0;                                    // dropout probability
+  bool bias = false;                                 // linear, conv2d
+  bool causal = false;                               // attention
+  bool ceil_mode = false, count_include_pad = true;  // pools
+  std::string approximate = "none";                  // gelu: "none" | "tanh"
   std::optional<double> scalar;  // add, mul: the other operand is this number (one input)
+  // --- LLM attrs (issue 20) ---
+  // scaled_dot_product_attention: key/value heads of grouped-query attention (Ainslie et al.
+  // 2023); 0 (the form every reader and generator stores) when they equal `heads`.
+  std::int64_t kv_heads = 0;
+  double theta = 10000.0;  // rope: base of the rotation frequencies theta^(-2i/d)
   // ---- ATen capture: generic kinds
   std::string aten;                    // the ATen op it stands for (informative)
   std::int64_t flops_per_element = 1;  // generic_elementwise (per output), _reduction (per
@@ -91,12 +101,27 @@ struct LayerAttrs {
   std::int64_t contraction = 1;        // generic_matmul: multiply-adds per output element
 };
 bool operator==(const LayerAttrs& a, const LayerAttrs& b);
+// Key/value heads of an attention layer: attrs.kv_heads, or heads when 0 (issue 20).
+std::int64_t kv_heads_of(const LayerAttrs& a);
 
 struct TensorSpec {
+  TensorSpec() = default;
+  // Brace initialisation {name, shape, dtype, requires_grad} as before tied_to existed.
+  TensorSpec(std::string name_, Shape shape_, DType dtype_ = DType::Float32,
+             bool requires_grad_ = true, std::string tied_to_ = {})
+      : name(std::move(name_)),
+        shape(std::move(shape_)),
+        dtype(dtype_),
+        requires_grad(requires_grad_),
+        tied_to(std::move(tied_to_)) {}
+
   std::string name;
   Shape shape;
   DType dtype = DType::Float32;
   bool requires_grad = true;
+  // Weight tying (issue 20; params only): the name of another layer's param whose tensor this
+  // one is (a GPT LM head sharing the token embedding). "" for a param of its own.
+  std::string tied_to;
 };
 bool operator==(const TensorSpec& a, const TensorSpec& b);
 
@@ -144,7 +169,7 @@ struct Trace {
   std::vector<TensorSpec> inputs;  // model inputs: data and targets
   std::vector<Layer> layers;       // topological order
 
-  std::int64_t param_count() const;  // elements of all params
+  std::int64_t param_count() const;  // elements of all params (a tied param counts once)
 };
 // Equal content; `file` (where it was read from) is not compared.
 bool operator==(const Trace& a, const Trace& b);

@@ -52,14 +52,20 @@ std::vector<std::int64_t> read_int_list(const JsonView& v, std::string_view form
   return v.as_int_list();
 }
 
-TensorSpec read_tensor_spec(const JsonView& v, DType default_dtype, bool default_grad) {
+// `tied_to` (weight tying, issue 20) is a member of params only.
+TensorSpec read_tensor_spec(const JsonView& v, DType default_dtype, bool default_grad,
+                            bool param = false) {
   v.require_object();
-  v.reject_unknown_keys({"name", "shape", "dtype", "requires_grad"});
+  if (param)
+    v.reject_unknown_keys({"name", "shape", "dtype", "requires_grad", "tied_to"});
+  else
+    v.reject_unknown_keys({"name", "shape", "dtype", "requires_grad"});
   TensorSpec t;
   t.name = v.at("name").as_nonempty_string();
   t.shape = read_shape(v.at("shape"));
   t.dtype = v.has("dtype") ? read_dtype(v.at("dtype")) : default_dtype;
   t.requires_grad = v.get_bool("requires_grad", default_grad);
+  if (param && v.has("tied_to")) t.tied_to = v.at("tied_to").as_nonempty_string();
   return t;
 }
 
@@ -69,7 +75,8 @@ std::vector<TensorSpec> read_specs(const JsonView& parent, std::string_view key,
   auto v = parent.find(key);
   if (!v) return out;
   if (!v->raw().is_array()) v->fail_got("an array of tensor specs");
-  for (const auto& e : v->elements()) out.push_back(read_tensor_spec(e, dtype, grad));
+  for (const auto& e : v->elements())
+    out.push_back(read_tensor_spec(e, dtype, grad, key == "params"));
   return out;
 }
 
@@ -112,7 +119,12 @@ AttrRule attr_rule(OpKind op) {
     case OpKind::Softmax:
       return {{"dim"}, {"dim"}};
     case OpKind::ScaledDotProductAttention:
-      return {{"heads", "causal", "p"}, {"heads"}};
+      return {{"heads", "causal", "p", "kv_heads"}, {"heads"}};
+    // LLM ops (issue 20)
+    case OpKind::RmsNorm:
+      return {{"normalized_shape", "eps"}, {"normalized_shape"}};
+    case OpKind::Rope:
+      return {{"heads", "theta"}, {"heads"}};
     // ATen capture: generic kinds
     case OpKind::GenericElementwise:
       return {{"aten", "flops_per_element"}, {}};
@@ -182,6 +194,10 @@ LayerAttrs read_attrs(const JsonView& layer, OpKind op) {
   a.count_include_pad = v.get_bool("count_include_pad", a.count_include_pad);
   a.approximate = v.get_string("approximate", a.approximate);
   if (auto k = v.find("scalar")) a.scalar = k->as_number();
+  // LLM attrs (issue 20)
+  a.kv_heads = v.get_int("kv_heads", a.kv_heads);
+  if (a.kv_heads == a.heads) a.kv_heads = 0;  // stored as 0: plain multi-head attention
+  a.theta = v.get_number("theta", a.theta);
   // ATen capture: generic kinds (values checked by the validator)
   a.aten = v.get_string("aten", a.aten);
   a.flops_per_element = v.get_int("flops_per_element", a.flops_per_element);

@@ -10,10 +10,12 @@ namespace fusim::workload {
 namespace {
 
 nlohmann::json spec_json(const TensorSpec& t) {
-  return {{"name", t.name},
-          {"shape", t.shape},
-          {"dtype", to_string(t.dtype)},
-          {"requires_grad", t.requires_grad}};
+  nlohmann::json j = {{"name", t.name},
+                      {"shape", t.shape},
+                      {"dtype", to_string(t.dtype)},
+                      {"requires_grad", t.requires_grad}};
+  if (!t.tied_to.empty()) j["tied_to"] = t.tied_to;  // weight tying (issue 20)
+  return j;
 }
 
 nlohmann::json attrs_json(const Layer& l) {
@@ -75,6 +77,14 @@ nlohmann::json attrs_json(const Layer& l) {
       break;
     case OpKind::ScaledDotProductAttention:
       j = {{"heads", a.heads}, {"causal", a.causal}, {"p", a.p}};
+      if (a.kv_heads != 0) j["kv_heads"] = a.kv_heads;  // GQA (issue 20); 0 = heads
+      break;
+    // LLM ops (issue 20)
+    case OpKind::RmsNorm:
+      j = {{"normalized_shape", a.normalized_shape}, {"eps", a.eps}};
+      break;
+    case OpKind::Rope:
+      j = {{"heads", a.heads}, {"theta", a.theta}};
       break;
     // ATen capture: generic kinds
     case OpKind::GenericElementwise:

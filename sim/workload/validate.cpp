@@ -166,9 +166,38 @@ class GraphCheck {
         auto where = at(i, fmt::format("params[{}].name", j));
         auto [it, fresh] = names.emplace(t_.layers[i].params[j].name, where);
         if (!fresh)
-          fail(where, fmt::format("a parameter name used once (no weight tying in version 1), "
+          fail(where, fmt::format("a parameter name used once (tie weights with \"tied_to\"), "
                                   "got \"{}\" (also {})",
                                   it->first, it->second));
+      }
+    tied_params();
+  }
+
+  // Weight tying (issue 20): "tied_to" names a param of another layer that is not tied
+  // itself, with the same shape, dtype and requires_grad: the two are one tensor.
+  void tied_params() const {
+    std::map<std::string, std::pair<std::size_t, const TensorSpec*>> owners;
+    for (std::size_t i = 0; i < t_.layers.size(); ++i)
+      for (const auto& p : t_.layers[i].params)
+        if (p.tied_to.empty()) owners[p.name] = {i, &p};
+    for (std::size_t i = 0; i < t_.layers.size(); ++i)
+      for (std::size_t j = 0; j < t_.layers[i].params.size(); ++j) {
+        const TensorSpec& p = t_.layers[i].params[j];
+        if (p.tied_to.empty()) continue;
+        auto where = at(i, fmt::format("params[{}].tied_to", j));
+        auto it = owners.find(p.tied_to);
+        if (it == owners.end())
+          fail(where,
+               fmt::format("the name of an untied param of another layer, got \"{}\"", p.tied_to));
+        const TensorSpec& o = *it->second.second;
+        if (it->second.first == i)
+          fail(where, fmt::format("a param of another layer, got \"{}\" of this layer", p.tied_to));
+        if (o.shape != p.shape || o.dtype != p.dtype || o.requires_grad != p.requires_grad)
+          fail(where, fmt::format("a param of the same shape, dtype and requires_grad ({} {}{}), "
+                                  "got \"{}\" ({} {}{})",
+                                  to_string(p.shape), to_string(p.dtype),
+                                  p.requires_grad ? "" : " frozen", p.tied_to, to_string(o.shape),
+                                  to_string(o.dtype), o.requires_grad ? "" : " frozen"));
       }
   }
 

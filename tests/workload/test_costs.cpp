@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 #include <set>
 
+#include "llm_trace_text.h"
 #include "trace_text.h"
 #include "workload/cost.h"
 #include "workload/shape_rules.h"
@@ -307,7 +308,7 @@ TEST_CASE("generic layers and parameter layers: FLOPs and saved bytes worked out
 
 TEST_CASE("every op kind is covered by the cost tests") {
   std::set<OpKind> seen;
-  for (const auto* text : {&kCnn, &kBlock, &kBroadcast})
+  for (const auto* text : {&kCnn, &kBlock, &kBroadcast, &fusim::test::kLlm})
     for (const auto& l : parse(*text).layers) seen.insert(l.op);
   for (const auto& l : load_trace(kGeneric).layers) seen.insert(l.op);
   for (OpKind op : all_op_kinds()) {

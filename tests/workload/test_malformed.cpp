@@ -185,8 +185,8 @@ std::vector<BadTrace> bad_traces() {
        mlp(kFc1, kAct,
            R"({"id":2,"name":"fc2","op":"linear","inputs":[1],"output":[2,3],"params":[{"name":"fc1.weight","shape":[3,8]}]})",
            kLoss),
-       "t.json: layers[2].params[0].name: expected a parameter name used once (no weight tying in "
-       "version 1), got \"fc1.weight\" (also layers[0].params[0].name)"},
+       "t.json: layers[2].params[0].name: expected a parameter name used once (tie weights with "
+       "\"tied_to\"), got \"fc1.weight\" (also layers[0].params[0].name)"},
       {"cycle",
        mlp(kFc1, R"({"id":1,"name":"act","op":"add","inputs":[0,2],"output":[2,8]})",
            R"({"id":2,"name":"fc2","op":"relu","inputs":[1],"output":[2,8]},{"id":4,"name":"fc3","op":"linear","inputs":[2],"output":[2,3],"params":[{"name":"fc3.weight","shape":[3,8]}]})",
@@ -272,7 +272,7 @@ std::vector<BadTrace> bad_traces() {
        "from layer 7"},
       {"heads not dividing E",
        seq(R"({"id":4,"name":"attn","op":"scaled_dot_product_attention","attrs":{"heads":3},"inputs":[1,2,3],"output":[2,3,8]})"),
-       "t.json: layers[3].attrs.heads: expected a divisor of the embedding sizes E = 8 and Ev = 8, "
+       "t.json: layers[3].attrs.heads: expected a divisor of the query embedding size E = 8, "
        "got 3"},
       {"attention without heads",
        seq(R"({"id":4,"name":"attn","op":"scaled_dot_product_attention","attrs":{},"inputs":[1,2,3],"output":[2,3,8]})"),
