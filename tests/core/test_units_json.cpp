@@ -53,6 +53,16 @@ TEST_CASE("json errors name the file, the path and the expectation") {
   CHECK_THROWS_WITH(load_json_file("/nonexistent/x.json"), Catch::Contains("a readable file"));
 }
 
+TEST_CASE("an input error stays one line when the input's own text holds control characters") {
+  // Found by fuzz_dram_config: a JSON key "b\nks_per_group" was echoed into the message.
+  auto doc = parse_json_text("{\"b\\nks\\u001b[2J\": 1}", "t.json");
+  JsonView root(doc, "t.json");
+  CHECK_THROWS_WITH(root.reject_unknown_keys({"banks"}),
+                    "t.json: b\\nks\\x1b[2J: expected one of the known members (banks)");
+  CHECK_THROWS_WITH(throw InputError("--out: no such folder 'a\tb'"),
+                    "--out: no such folder 'a\\tb'");
+}
+
 TEST_CASE("tables align numeric columns to the right and quote CSV") {
   Table t({"name", "ms"});
   t.add_row({"eager", "12.5"});
