@@ -19,19 +19,35 @@ namespace {
 // The (kind, layer) that stands for a signature: what the backend executes for it.
 using Representative = std::pair<schedule::OpKind, int>;
 
+constexpr int kMaxColdRepeats = 9;
+
 struct Needed {
   std::string signature, description;
   Representative rep;
   int per_step = 0;  // ops with this signature in one eager step
 };
 
-// Times `op` run `reps` + 1 times in a row, each from the step state `before`, the first
-// run discarded; leaves the state as after one run from `before`.
+// Reads `buffer` (one word per 64 B line), so that the caches hold its clean lines and none
+// of the op's tensors; returns the sum so the reads are not optimized away. Read, not
+// written: evicting a clean line writes nothing back, as with the simulation's empty caches.
+std::int64_t sweep(const std::vector<std::int64_t>& buffer) {
+  constexpr std::size_t kLine = 64 / sizeof(std::int64_t);
+  std::int64_t sum = 0;
+  for (std::size_t i = 0; i < buffer.size(); i += kLine) sum += buffer[i];
+  return sum;
+}
+
+// Times `op` run `reps` + 1 times, each from the step state `before`, the first run
+// discarded; with a non-empty `evict`, the buffer is swept before each run (cold). Leaves
+// the state as after one run from `before`.
 std::vector<Tick> time_repeated(TrainingState& state, const TrainingState::OpInputs& before,
-                                const schedule::Op& op, int reps, DeviceTimer& timer) {
+                                const schedule::Op& op, int reps, DeviceTimer& timer,
+                                const std::vector<std::int64_t>& evict = {}) {
   std::vector<Tick> times;
+  volatile std::int64_t sink = 0;
   for (int r = 0; r <= reps; ++r) {
     state.restore(before);
+    if (!evict.empty()) sink = sink + sweep(evict);
     timer.begin_iteration();
     timer.begin_op(op);
     state.execute(op);
@@ -40,6 +56,15 @@ std::vector<Tick> time_repeated(TrainingState& state, const TrainingState::OpInp
     if (r > 0) times.push_back(t.ops.at(0).second - t.ops.at(0).first);
   }
   return times;
+}
+
+struct Quantiles {
+  Tick median, p25, p75;
+};
+Quantiles quantiles(const std::vector<Tick>& times) {
+  std::vector<double> v(times.begin(), times.end());
+  return {Tick(exec::quantile(v, 0.5) + 0.5), Tick(exec::quantile(v, 0.25) + 0.5),
+          Tick(exec::quantile(v, 0.75) + 0.5)};
 }
 }  // namespace
 
@@ -53,6 +78,12 @@ exec::OpProfile profile_ops(const workload::Trace& trace,
   if (o.min_repeats < 1 || o.max_repeats < o.min_repeats)
     throw InputError(fmt::format("profile: need 1 <= min repeats <= max repeats, got {} and {}",
                                  o.min_repeats, o.max_repeats));
+  if (o.evict_bytes < 0 || o.evict_bytes > (std::int64_t(1) << 36))
+    throw InputError(
+        fmt::format("profile: --evict: expected 0 to 64GiB, got {} bytes", o.evict_bytes));
+  // Distinct values, written once, so the pages exist before any timed run.
+  std::vector<std::int64_t> evict(std::size_t(o.evict_bytes) / sizeof(std::int64_t));
+  for (std::size_t i = 0; i < evict.size(); ++i) evict[i] = std::int64_t(i);
   if (o.threads > 0) at::set_num_threads(o.threads);
   keep_freed_memory_in_heap();  // as measured runs do (backend/host_allocator.h)
   const schedule::Schedule& eager = schedules[0];
@@ -93,13 +124,22 @@ exec::OpProfile profile_ops(const workload::Trace& trace,
     const std::vector<Tick> trial = time_repeated(state, before, op, 1, timer);
     const double one = std::max(1e-7, to_ms(trial[0]) / 1e3);
     const int reps = std::clamp(int(o.target_s / one), o.min_repeats, o.max_repeats);
-    std::vector<Tick> times = time_repeated(state, before, op, reps, timer);
-    std::vector<double> v(times.begin(), times.end());
     exec::ProfiledOp p;
-    p.median = Tick(exec::quantile(v, 0.5) + 0.5);
-    p.p25 = Tick(exec::quantile(v, 0.25) + 0.5);
-    p.p75 = Tick(exec::quantile(v, 0.75) + 0.5);
+    const Quantiles warm = quantiles(time_repeated(state, before, op, reps, timer));
+    p.median = warm.median;
+    p.p25 = warm.p25;
+    p.p75 = warm.p75;
     p.repeats = reps;
+    if (!evict.empty()) {
+      // Right after the warm runs, so that both see the machine in the same state. Each run
+      // costs a sweep of the buffer: fewer of them.
+      p.cold_repeats = std::min(reps, std::max(o.min_repeats, kMaxColdRepeats));
+      const Quantiles cold =
+          quantiles(time_repeated(state, before, op, p.cold_repeats, timer, evict));
+      p.cold_median = cold.median;
+      p.cold_p25 = cold.p25;
+      p.cold_p75 = cold.p75;
+    }
     p.layer = trace.layers.at(std::size_t(op.layer)).name;
     measured.emplace(rep, p);
     ++done;
@@ -108,6 +148,7 @@ exec::OpProfile profile_ops(const workload::Trace& trace,
   }
 
   exec::OpProfile profile;
+  profile.evict_bytes = o.evict_bytes;
   profile.device = o.device;
   profile.threads = o.threads > 0 ? o.threads : at::get_num_threads();
   profile.optimizer = eager.optimizer;

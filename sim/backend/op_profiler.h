@@ -28,6 +28,10 @@ struct ProfileOptions {
   int max_repeats = 41;    // and at most
   double target_s = 0.05;  // timed runs per op: about this long in all, within those bounds
   std::uint64_t seed = 1;
+  // > 0: each op is also timed cold, a buffer of this many bytes read before each run so
+  // that the caches hold none of its tensors (as an op whose inputs and weights were last
+  // touched long before finds them in a step). Beyond the last cache: 2x its size or more.
+  std::int64_t evict_bytes = 0;
   // Which ops to measure (null: all); `fusim calibrate` measures only its probed layer's.
   std::function<bool(const schedule::Op&)> measure;
   // Called after each measured op with (done, total, description).

@@ -15,6 +15,7 @@
 #include "cli/trace_option.h"
 #include "core/error.h"
 #include "core/output_file.h"
+#include "core/units.h"
 #include "schedule/request.h"
 #include "workload/trace_io.h"
 
@@ -22,7 +23,7 @@ namespace fusim::cli {
 namespace {
 
 struct ProfileCmdOptions {
-  std::string trace, output, optimizer = "adam", impl = "foreach", device = "cpu";
+  std::string trace, output, optimizer = "adam", impl = "foreach", device = "cpu", evict;
   backend::ProfileOptions profile;
   OutputFormat format;
 };
@@ -97,9 +98,18 @@ void add_profile_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--max-repeats", opt->profile.max_repeats, "Timed runs per op, at most")
       ->capture_default_str();
+  cmd->add_option("--evict", opt->evict,
+                  "Also time each op cold: read a buffer of SIZE (2x the last cache or more, "
+                  "e.g. 512MiB) before each run, so the caches hold none of its tensors. "
+                  "--profile then scales each op's simulated cache penalty in a step to the "
+                  "measured one (the profile takes ~2x longer)")
+      ->type_name("SIZE");
   cmd->add_option("-o,--output", opt->output, "Profile file to write (JSON)")->required();
   add_output_flags(cmd, opt->format);
-  cmd->callback([opt] { run_profile(*opt); });
+  cmd->callback([opt] {
+    if (!opt->evict.empty()) opt->profile.evict_bytes = parse_size_option("--evict", opt->evict);
+    run_profile(*opt);
+  });
 }
 
 }  // namespace fusim::cli

@@ -1,6 +1,7 @@
 #include "cli/profile_option.h"
 
 #include <fmt/format.h>
+#include <algorithm>
 
 namespace fusim::cli {
 
@@ -19,10 +20,11 @@ ProfileOption::ProfileOption(const std::string& path, const exec::Machine& host,
   compute_ = std::make_unique<exec::ProfiledCompute>(*profile_, *host_, sim);
 }
 
-std::vector<Tick> ProfileOption::op_compute(const workload::Trace& trace,
-                                            const schedule::Schedule& schedule) {
-  if (!compute_) return {};
-  return compute_->op_compute(trace, schedule);
+exec::SimulationDetail ProfileOption::simulate(const workload::Trace& trace,
+                                               const schedule::Schedule& schedule,
+                                               const exec::Machine& machine,
+                                               const exec::SimOptions& sim) {
+  return exec::simulate_profiled(trace, schedule, machine, sim, compute_.get());
 }
 
 void ProfileOption::report() const {
@@ -33,6 +35,14 @@ void ProfileOption::report() const {
              inexact.empty() ? ""
                              : fmt::format("; {} slower in the model's memory alone than measured",
                                            inexact.size()));
+  std::vector<double> k = compute_->penalty_scales();
+  if (!k.empty()) {
+    std::sort(k.begin(), k.end());
+    fmt::print(stderr,
+               "profile {}: cold times: the simulated cost of running cold scaled to the "
+               "measured one for {} ops, by {:.2f}x (median; quartiles {:.2f}-{:.2f}x)\n",
+               profile_->file, k.size(), k[k.size() / 2], k[k.size() / 4], k[3 * k.size() / 4]);
+  }
   for (std::size_t i = 0; i < inexact.size() && i < 5; ++i)
     fmt::print(stderr, "  {}: measured {:.4f} ms, memory alone {:.4f} ms\n", inexact[i].description,
                to_ms(inexact[i].measured), to_ms(inexact[i].simulated));

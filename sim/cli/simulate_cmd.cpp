@@ -92,10 +92,9 @@ void run_simulate(const SimulateCmdOptions& opt) {
   for (auto ordering : orderings) {
     Run run;
     run.schedule = schedule::build_schedule(trace, schedule::schedule_options(ordering, request));
-    sim.op_compute = profile.op_compute(trace, run.schedule);
     progress = std::make_unique<Progress>("simulate " + std::string(schedule::to_string(ordering)),
                                           1000, 0, true, "%", 1.0);
-    run.detail = exec::simulate_detailed(trace, run.schedule, machine, sim);
+    run.detail = profile.simulate(trace, run.schedule, machine, sim);
     progress.reset();  // its last line
     runs.push_back(std::move(run));
   }
@@ -169,12 +168,7 @@ void add_simulate_command(CLI::App& app) {
                   "--mixed); eager is always run as the speedup baseline")
       ->capture_default_str();
   cmd->add_option("--mixed", opt->mixed, "Per-layer ordering JSON for --ordering mixed");
-  cmd->add_option("--profile", opt->profile,
-                  "Measured per-op profile of this trace (`fusim profile`, same --optimizer and "
-                  "--impl): each op's compute time comes from its measurement, solved on "
-                  "--machine (before --set) so that the op alone reproduces it; the simulated "
-                  "caches and DRAM decide the memory time in the schedule's context")
-      ->check(CLI::ExistingFile);
+  cmd->add_option("--profile", opt->profile, kProfileOptionHelp)->check(CLI::ExistingFile);
   cmd->add_option("--optimizer", opt->optimizer,
                   "sgd | momentum | nesterov | adam | adamw | adagrad | rmsprop | lamb")
       ->capture_default_str();

@@ -10,6 +10,7 @@
 #include "cli/commands.h"
 #include "cli/option_checks.h"
 #include "cli/output_format.h"
+#include "cli/profile_option.h"
 #include "core/error.h"
 #include "core/output_file.h"
 #include "core/table.h"
@@ -129,11 +130,7 @@ void add_sweep_command(CLI::App& app) {
                   "--mixed); eager is always simulated, the speedup baseline")
       ->capture_default_str();
   cmd->add_option("--mixed", o->sim.mixed, "Per-layer ordering JSON for --ordering mixed");
-  cmd->add_option("--profile", o->sim.profile,
-                  "Measured per-op profile of the trace (`fusim profile`, same --impl; one "
-                  "--trace file): measured compute solved on --machine before --set, memory "
-                  "simulated at every point")
-      ->check(CLI::ExistingFile);
+  cmd->add_option("--profile", o->sim.profile, kProfileOptionHelp)->check(CLI::ExistingFile);
   cmd->add_option("--optimizer", o->optimizers, "Comma list of optimizers (sgd, adam, adamw, ...)")
       ->delimiter(',')
       ->capture_default_str();

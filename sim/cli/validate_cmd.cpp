@@ -84,8 +84,7 @@ void run_validate(ValidateCmdOptions opt) {
                to_string(measured.execution), machine.name);
     const auto schedule =
         schedule::build_schedule(trace, schedule::schedule_options(measured.ordering, request));
-    sim.op_compute = profile.op_compute(trace, schedule);
-    predicted.push_back(exec::simulate(trace, schedule, machine, sim));
+    predicted.push_back(profile.simulate(trace, schedule, machine, sim).result);
   }
 
   profile.report();
@@ -246,10 +245,7 @@ void add_validate_command(CLI::App& app) {
                   "agrees with line within 2% in step time (tests/exec/test_fidelity.cpp) at "
                   "~6x less CPU, far below the measurement's noise")
       ->capture_default_str();
-  cmd->add_option("--profile", opt->profile,
-                  "Predict from a measured per-op profile (`fusim profile` of this trace, same "
-                  "--optimizer and --impl): measured compute, simulated memory")
-      ->check(CLI::ExistingFile);
+  cmd->add_option("--profile", opt->profile, kProfileOptionHelp)->check(CLI::ExistingFile);
   cmd->add_option("--sim-steps", opt->sim_steps,
                   "Simulated steps (the first is warm-up, forward-fused's last is the flush)")
       ->capture_default_str();

@@ -76,6 +76,10 @@ struct SimOptions {
   // Compute time of each schedule op by its id, from a measured profile (exec/op_profile.h);
   // -1 (or an id past the end) keeps the machine's cost model. Memory is simulated either way.
   std::vector<Tick> op_compute;
+  // Time each op spends before its work by its id (absent or 0: none), on top of its
+  // dispatch: not overlapped with its memory traffic, so it adds to the op's time one for
+  // one (a profile's in-context correction, exec/op_profile.h).
+  std::vector<Tick> op_delay;
   // Called with the fraction of ops finished (0..1), at most about 200 times per run.
   std::function<void(double)> progress;
 };

@@ -162,7 +162,9 @@ void Simulator::start(int id) {
   // CPU: a calibrated serial part (op_costs) replaces the dispatch model; GPU: the
   // launcher pays dispatch, so a GPU's serial part is 0 here too.
   const bool gpu = machine_.kind == compute::UnitKind::Gpu;
-  const Tick dispatch = !gpu && s.program.serial >= 0 ? s.program.serial : units_.dispatch_time(op);
+  Tick dispatch = !gpu && s.program.serial >= 0 ? s.program.serial : units_.dispatch_time(op);
+  if (static_cast<std::size_t>(id) < options_.op_delay.size())
+    dispatch += options_.op_delay[static_cast<std::size_t>(id)];
   if (dispatch > 0) {
     queue_.schedule_in(dispatch, Priority::Compute, [this, id] { begin_work(id); });
   } else {

@@ -100,14 +100,14 @@ SimEvaluator::SimEvaluator(const Study& study, SimSweepOptions options)
   }
   if (!options_.profile.empty()) {
     // Solved once, before any point: a profile that lacks an op fails here, by name.
-    const exec::OpProfile profile = exec::read_op_profile(options_.profile);
+    profile_ = std::make_unique<exec::OpProfile>(exec::read_op_profile(options_.profile));
     exec::SimOptions so;
     so.fidelity = exec::parse_fidelity_name(options_.fidelity);
-    exec::ProfiledCompute compute(profile, base_, so);
+    compute_ = std::make_unique<exec::ProfiledCompute>(*profile_, base_, so);
     for (const auto& [key, schedule] : schedules_)
       op_compute_.emplace(
           key,
-          compute.op_compute(traces_.at(TraceKey{std::get<0>(key), std::get<1>(key)}), schedule));
+          compute_->op_compute(traces_.at(TraceKey{std::get<0>(key), std::get<1>(key)}), schedule));
   }
 }
 
@@ -174,7 +174,8 @@ exec::RunResult SimEvaluator::run(const PointSetup& point, const std::string& or
   so.warmup_steps = options_.warmup_steps;
   so.dram_curves = dram_curves_;
   const auto key = ScheduleKey{point.trace, point.batch.value_or(-1), ordering, optimizer};
-  if (auto c = op_compute_.find(key); c != op_compute_.end()) so.op_compute = c->second;
+  if (auto c = op_compute_.find(key); c != op_compute_.end())
+    return exec::simulate_profiled(trace, schedule, machine, so, *compute_, c->second).result;
   return exec::simulate(trace, schedule, machine, so);
 }
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "exec/machine.h"
+#include "exec/op_profile.h"
 #include "schedule/schedule.h"
 #include "sweep/evaluator.h"
 #include "sweep/study.h"
@@ -41,6 +42,9 @@ class SimEvaluator : public Evaluator {
   // Loads or generates every trace and builds every schedule the study needs, and reads
   // the base machine; any bad trace, name or option throws InputError here, before work.
   SimEvaluator(const Study& study, SimSweepOptions options);
+  // Not copied: compute_ refers to base_ and *profile_.
+  SimEvaluator(const SimEvaluator&) = delete;
+  SimEvaluator& operator=(const SimEvaluator&) = delete;
 
   void check_choices(const std::vector<std::string>& orderings,
                      const std::vector<std::string>& optimizers) const override;
@@ -67,7 +71,11 @@ class SimEvaluator : public Evaluator {
   // Tensor fidelity: the DRAM curves of every point's DRAM configuration, measured once
   // for the whole sweep (thread-safe) and kept in the curve cache folder.
   std::shared_ptr<residency::DramCurveStore> dram_curves_;
-  std::map<ScheduleKey, std::vector<Tick>> op_compute_;  // --profile only
+  // --profile only: the profile, its solved compute (penalty scales applied per point) and
+  // the compute times of each schedule, all solved before any point.
+  std::unique_ptr<exec::OpProfile> profile_;
+  std::unique_ptr<exec::ProfiledCompute> compute_;
+  std::map<ScheduleKey, std::vector<Tick>> op_compute_;
 };
 
 }  // namespace fusim::sweep

@@ -182,6 +182,9 @@ TEST_CASE("a calibrated family and a profile's compute time reach the op, by han
   auto o = no_warmup();
   o.op_compute = {ns(300)};
   CHECK(exec::simulate(trace, s, m, o).per_op[0].end == ns(1313));
+  // A delay (a profile's in-context correction) adds to the op's time one for one.
+  o.op_delay = {ns(50)};
+  CHECK(exec::simulate(trace, s, m, o).per_op[0].end == ns(1363));
   // A family the machine lacks keeps the class-efficiency path.
   doc["compute"]["op_costs"] = {{"linear.F", {{"fixed_ns", 1000}, {"efficiency", 0.5}}}};
   CHECK(exec::simulate(trace, s, machine(doc), no_warmup()).per_op[0].end == ns(113));
@@ -308,4 +311,100 @@ TEST_CASE("profile files: round trip and strict reading") {
   doc = exec::op_profile_json(p);
   doc["ops"][0]["median_ns"] = -1;
   CHECK_THROWS_AS(exec::parse_op_profile(doc, "p.json"), InputError);
+}
+
+TEST_CASE("a profile's cold times scale each op's simulated penalty to the measured one") {
+  const auto trace = mlp();
+  schedule::ScheduleOptions so;
+  so.optimizer = "sgd";
+  so.impl = schedule::OptimizerImpl::Foreach;
+  so.steps = 3;
+  const auto s = schedule::build_schedule(trace, so);
+  const auto m = test::defaults::tiny_cpu().memory(50, 8).build();
+  exec::OpProfile warm;
+  warm.file = "p.json";
+  warm.optimizer = "sgd";
+  warm.impl = "foreach";
+  warm.threads = m.compute.threads_per_op;
+  for (const auto& d : exec::distinct_ops(trace, s)) {
+    exec::ProfiledOp p;
+    p.signature = d.signature;
+    p.kind = "F";  // what the reader requires; not used by the solver
+    p.median = us(3) + us(1) * Tick(warm.ops.size());
+    p.repeats = 5;
+    warm.ops.push_back(p);
+  }
+  // The model's cold penalty of each op at its solved compute, S_cold - S_warm.
+  exec::ProfiledCompute solver(warm, m, no_warmup());
+  const auto c = solver.op_compute(trace, s);
+  const auto penalty = [&](int id) {
+    const Tick cold = exec::simulate_isolated(trace, exec::isolated_schedule(s, id, 1), m,
+                                              no_warmup(), c[std::size_t(id)]);
+    const Tick hot =
+        exec::simulate_isolated(trace, exec::isolated_schedule(s, id, exec::kIsolationRepeats), m,
+                                no_warmup(), c[std::size_t(id)]);
+    return cold - hot;
+  };
+  std::vector<int> first_of;  // an op id per profiled signature, in profile order
+  for (const auto& d : exec::distinct_ops(trace, s)) first_of.push_back(d.op);
+  for (double k : {3.0, 0.5}) {
+    INFO("measured penalty = " << k << " x simulated");
+    exec::OpProfile profile = warm;
+    profile.evict_bytes = std::int64_t(1) << 30;
+    int scaled = 0;
+    for (std::size_t i = 0; i < profile.ops.size(); ++i) {
+      auto& p = profile.ops[i];
+      p.cold_median = p.median + Tick(k * double(penalty(first_of[i])) + 0.5);
+      p.cold_repeats = 3;
+    }
+    exec::ProfiledCompute pc(profile, m, no_warmup());
+    pc.op_compute(trace, s);
+    for (double scale : pc.penalty_scales()) CHECK(scale == Approx(k).epsilon(1e-3));
+    for (std::size_t i = 0; i < profile.ops.size(); ++i) {
+      const int id = first_of[i];
+      const Tick sim_penalty = penalty(id);
+      if (sim_penalty <= std::max<Tick>(ns(1), profile.ops[i].median / 100)) continue;
+      ++scaled;
+      const Tick t_warm = profile.ops[i].median, t_cold = profile.ops[i].cold_median;
+      const Tick tol = std::max<Tick>(ns(2), t_cold / 1000);
+      // Run alone on empty caches the op takes its measured cold time (k >= 1: exactly, by
+      // a delay; k < 1: compute taken off, so no slower than the model and no faster than
+      // measured) ...
+      const auto cold_iso = exec::isolated_schedule(s, id, 1);
+      const auto cold = exec::simulate_profiled(trace, cold_iso, m, no_warmup(), &pc);
+      const Tick t = cold.result.per_op.back().end - cold.result.per_op.back().start;
+      if (k >= 1) {
+        CHECK(std::abs(t - t_cold) <= tol);
+      } else {
+        CHECK(t >= t_cold - tol);
+        CHECK(t <= t_cold + sim_penalty / 2 + tol);
+      }
+      // ... and repeated, its warm run its measured warm time.
+      const auto warm_iso = exec::isolated_schedule(s, id, exec::kIsolationRepeats);
+      const auto hot = exec::simulate_profiled(trace, warm_iso, m, no_warmup(), &pc);
+      const Tick h = hot.result.per_op.back().end - hot.result.per_op.back().start;
+      CHECK(std::abs(h - t_warm) <= tol);
+    }
+    CHECK(scaled >= 3);
+    CHECK(int(pc.penalty_scales().size()) == scaled);
+  }
+  // Strict reading: cold times need the eviction size, and then every op has one.
+  exec::OpProfile p = warm;
+  p.evict_bytes = 512 << 20;
+  for (auto& op : p.ops) {
+    op.cold_median = op.median * 2;
+    op.cold_repeats = 3;
+  }
+  const auto back = exec::parse_op_profile(exec::op_profile_json(p), "p.json");
+  CHECK(back.evict_bytes == 512 << 20);
+  CHECK(back.ops[1].cold_median == p.ops[1].cold_median);
+  auto doc = exec::op_profile_json(p);
+  doc.erase("evict_bytes");
+  CHECK_THROWS_WITH(exec::parse_op_profile(doc, "p.json"),
+                    "p.json: ops[0].cold_median_ns: expected no cold time in a profile without "
+                    "a positive top-level \"evict_bytes\"");
+  doc = exec::op_profile_json(p);
+  doc["ops"][1].erase("cold_median_ns");
+  CHECK_THROWS_WITH(exec::parse_op_profile(doc, "p.json"),
+                    Catch::StartsWith("p.json: ops[1]: expected a \"cold_median_ns\""));
 }
