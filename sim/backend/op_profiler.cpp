@@ -3,6 +3,7 @@
 #include <ATen/Parallel.h>
 #include <fmt/format.h>
 #include <algorithm>
+#include <functional>
 #include <map>
 
 #include "backend/device_timer.h"
@@ -27,14 +28,23 @@ struct Needed {
   int per_step = 0;  // ops with this signature in one eager step
 };
 
-// Reads `buffer` (one word per 64 B line), so that the caches hold its clean lines and none
-// of the op's tensors; returns the sum so the reads are not optimized away. Read, not
-// written: evicting a clean line writes nothing back, as with the simulation's empty caches.
+// Reads `buffer` (one word per 64 B line) on the op's own intra-op threads, so that every
+// core's caches hold clean lines of it and none of the op's tensors; returns the sum so the
+// reads are not optimized away. Read, not written: evicting a clean line writes nothing
+// back, as with the simulation's empty caches. On the op's threads, not the main one: a
+// private L2 is evicted only by its own core, and the pool's threads must not fall asleep
+// during a long single-threaded sweep (a real step's ops follow each other without such
+// gaps, and waking them costs tens of us per parallel region).
 std::int64_t sweep(const std::vector<std::int64_t>& buffer) {
-  constexpr std::size_t kLine = 64 / sizeof(std::int64_t);
-  std::int64_t sum = 0;
-  for (std::size_t i = 0; i < buffer.size(); i += kLine) sum += buffer[i];
-  return sum;
+  constexpr std::int64_t kLine = 64 / sizeof(std::int64_t);
+  const std::int64_t lines = std::int64_t(buffer.size()) / kLine;
+  return at::parallel_reduce(
+      0, lines, /*grain_size=*/4096, std::int64_t(0),
+      [&](std::int64_t begin, std::int64_t end, std::int64_t sum) {
+        for (std::int64_t l = begin; l < end; ++l) sum += buffer[std::size_t(l * kLine)];
+        return sum;
+      },
+      std::plus<std::int64_t>());
 }
 
 // Times `op` run `reps` + 1 times, each from the step state `before`, the first run
