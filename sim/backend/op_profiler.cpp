@@ -9,10 +9,12 @@
 #include "backend/device_timer.h"
 #include "backend/executor.h"
 #include "backend/host_allocator.h"
+#include "backend/step_probe.h"
 #include "backend/training_state.h"
 #include "compute/op_signature.h"
 #include "core/error.h"
 #include "exec/run_result.h"
+#include "schedule/request.h"
 
 namespace fusim::backend {
 namespace {
@@ -177,6 +179,25 @@ exec::OpProfile profile_ops(const workload::Trace& trace,
     profile.ops.push_back(std::move(p));
   }
   return profile;
+}
+
+exec::OpProfile profile_trace(const workload::Trace& trace, const std::string& optimizer,
+                              schedule::OptimizerImpl impl, ProfileOptions options) {
+  schedule::ScheduleRequest request;
+  request.optimizer = optimizer;
+  request.impl = impl;
+  request.steps = 4;
+  request.gpu_streams = options.device == "cuda";
+  request.device = request.gpu_streams ? schedule::DeviceKind::Gpu : schedule::DeviceKind::Cpu;
+  const auto schedules =
+      schedule::build_schedules(trace,
+                                {schedule::Ordering::Eager, schedule::Ordering::BackwardFused,
+                                 schedule::Ordering::ForwardFused},
+                                request);
+  // Not libtorch's own default, which can be 1: a profile must fit the calibrated machine
+  // validate and simulate use with it (exec/op_profile.h checks the match).
+  if (options.threads == 0 && options.device == "cpu") options.threads = allowed_cpus();
+  return profile_ops(trace, schedules, optimizer_config(optimizer), options);
 }
 
 }  // namespace fusim::backend

@@ -44,4 +44,11 @@ exec::OpProfile profile_ops(const workload::Trace& trace,
                             const std::vector<schedule::Schedule>& schedules,
                             const OptimizerConfig& optimizer, const ProfileOptions& options);
 
+// Every op of every ordering of `trace` as simulate and validate build them (their default
+// 4 steps: forward-fused's first updates and final flush included), measured: what
+// `fusim profile` writes and `validate --profile auto` measures. options.threads 0: every
+// core this process may use (as `fusim calibrate` sets a host's threads_per_op).
+exec::OpProfile profile_trace(const workload::Trace& trace, const std::string& optimizer,
+                              schedule::OptimizerImpl impl, ProfileOptions options);
+
 }  // namespace fusim::backend

@@ -31,33 +31,16 @@ struct ProfileCmdOptions {
 void run_profile(ProfileCmdOptions opt) {
   check_output_path(opt.output, "-o");  // before measuring
   backend::check_device(opt.device);
-  const auto config = backend::optimizer_config(opt.optimizer);
+  backend::optimizer_config(opt.optimizer);  // an unknown name fails before the trace loads
   const auto trace = load_trace_option(opt.trace);
-  // The ops of every ordering as simulate and validate build them (their default 4 steps:
-  // forward-fused's first updates and final flush included).
-  schedule::ScheduleRequest request;
-  request.optimizer = opt.optimizer;
-  request.impl = schedule::parse_impl_option(opt.impl);
-  request.steps = 4;
-  request.gpu_streams = opt.device == "cuda";
-  request.device = request.gpu_streams ? schedule::DeviceKind::Gpu : schedule::DeviceKind::Cpu;
-  const auto schedules =
-      schedule::build_schedules(trace,
-                                {schedule::Ordering::Eager, schedule::Ordering::BackwardFused,
-                                 schedule::Ordering::ForwardFused},
-                                request);
   opt.profile.device = opt.device;
-  // 0: every core this process may use, as `fusim calibrate` sets a host's threads_per_op
-  // (not libtorch's own default, which can be 1), so that a profile fits the calibrated
-  // machine validate and simulate use with it (exec/op_profile.h checks the match).
-  if (opt.profile.threads == 0 && opt.device == "cpu")
-    opt.profile.threads = backend::allowed_cpus();
   const auto t0 = std::chrono::steady_clock::now();
   opt.profile.progress = [&](int done, int total, const std::string& what) {
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     fmt::print(stderr, "profile [{:5.1f} s] {}/{}: {}\n", s, done, total, what);
   };
-  exec::OpProfile profile = backend::profile_ops(trace, schedules, config, opt.profile);
+  exec::OpProfile profile = backend::profile_trace(
+      trace, opt.optimizer, schedule::parse_impl_option(opt.impl), opt.profile);
   profile.trace = opt.trace;
   const nlohmann::json doc = exec::op_profile_json(profile);
   write_file_atomically(opt.output, doc.dump(1) + "\n", "-o");
@@ -68,10 +51,11 @@ void run_profile(ProfileCmdOptions opt) {
                    fmt::format("{:.4f}", to_ms(op.median)),
                    fmt::format("{:.4f}-{:.4f}", to_ms(op.p25), to_ms(op.p75)),
                    std::to_string(op.repeats)});
-  print_result(opt.format, doc, table,
-               {{doc["ops"],
-                 {"signature", "kind", "op", "layer", "description", "per_step", "median_ns",
-                  "p25_ns", "p75_ns", "repeats"}}});
+  print_result(
+      opt.format, doc, table,
+      {{doc["ops"],
+        {"signature", "kind", "op", "layer", "description", "per_step", "median_ns", "p25_ns",
+         "p75_ns", "repeats", "cold_median_ns", "cold_p25_ns", "cold_p75_ns", "cold_repeats"}}});
   if (!opt.format.json && !opt.format.csv)
     fmt::print("{} distinct ops of {} measured on {} ({} threads) into {}\n", profile.ops.size(),
                opt.trace, profile.device, profile.threads, opt.output);

@@ -7,15 +7,24 @@ namespace fusim::cli {
 
 ProfileOption::ProfileOption(const std::string& path, const exec::Machine& host,
                              const exec::SimOptions& sim) {
-  if (path.empty()) return;
-  profile_ = std::make_unique<exec::OpProfile>(exec::read_op_profile(path));
+  if (!path.empty()) init(exec::read_op_profile(path), host, sim);
+}
+
+ProfileOption::ProfileOption(exec::OpProfile profile, const exec::Machine& host,
+                             const exec::SimOptions& sim) {
+  init(std::move(profile), host, sim);
+}
+
+void ProfileOption::init(exec::OpProfile profile, const exec::Machine& host,
+                         const exec::SimOptions& sim) {
+  profile_ = std::make_unique<exec::OpProfile>(std::move(profile));
   host_ = std::make_unique<exec::Machine>(host);
   if (host_->kind == compute::UnitKind::Cpu && profile_->threads > 0 &&
       profile_->threads != host_->compute.threads_per_op)
     fmt::print(stderr,
                "fusim: warning: {} was measured with {} threads, machine {} models {} per op: "
                "the measured compute times stand for {} threads\n",
-               path, profile_->threads, host_->name, host_->compute.threads_per_op,
+               profile_->file, profile_->threads, host_->name, host_->compute.threads_per_op,
                profile_->threads);
   compute_ = std::make_unique<exec::ProfiledCompute>(*profile_, *host_, sim);
 }

@@ -24,6 +24,8 @@ class ProfileOption {
   // Empty path: no profile (op_compute returns nothing, the machine's cost model applies).
   // `host`: the machine the profile was measured on, before any --set.
   ProfileOption(const std::string& path, const exec::Machine& host, const exec::SimOptions& sim);
+  // A profile measured by the command itself (validate --profile auto).
+  ProfileOption(exec::OpProfile profile, const exec::Machine& host, const exec::SimOptions& sim);
   bool active() const { return compute_ != nullptr; }
   // The schedule simulated with the profile's compute (exec::simulate_profiled), or with
   // the machine's cost model without a profile.
@@ -35,6 +37,7 @@ class ProfileOption {
   void report() const;
 
  private:
+  void init(exec::OpProfile profile, const exec::Machine& host, const exec::SimOptions& sim);
   std::unique_ptr<exec::OpProfile> profile_;
   std::unique_ptr<exec::Machine> host_;
   std::unique_ptr<exec::ProfiledCompute> compute_;

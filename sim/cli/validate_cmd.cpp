@@ -4,8 +4,10 @@
 // Built only with libtorch (FUSIM_WITH_TORCH), into fusim-backend (sim/cli/backend_main.cpp).
 #ifdef FUSIM_WITH_TORCH
 #include <fmt/format.h>
+#include <optional>
 
 #include "backend/executor.h"
+#include "backend/op_profiler.h"
 #include "backend/optimizer_config.h"
 #include "backend/run_plan.h"
 #include "cli/backend_cmd_options.h"
@@ -18,8 +20,10 @@
 #include "cli/trace_option.h"
 #include "core/compare.h"
 #include "core/error.h"
+#include "core/units.h"
 #include "exec/machine.h"
 #include "exec/op_comparison.h"
+#include "exec/op_profile.h"
 #include "exec/simulate.h"
 #include "schedule/request.h"
 #include "workload/trace_io.h"
@@ -28,7 +32,7 @@ namespace fusim::cli {
 namespace {
 
 struct ValidateCmdOptions {
-  std::string trace, machine, fidelity = "block", profile;
+  std::string trace, machine, fidelity = "block", profile, evict;
   int sim_steps = 4;  // as simulate: forward-fused's measured step is past its first updates
   bool per_op = false, per_layer = false, force = false;
   BackendCmdOptions backend;
@@ -49,6 +53,11 @@ void run_validate(ValidateCmdOptions opt) {
   const auto trace = load_trace_option(opt.trace);
   const auto machine = exec::load_machine(opt.machine);
   if (opt.sim_steps < 2) throw InputError("--sim-steps: expected an integer >= 2");
+  if (!opt.evict.empty() && opt.profile != "auto")
+    throw InputError(
+        "--evict: expected only with --profile auto (a profile file keeps the cold times "
+        "`fusim profile --evict` measured)");
+  const std::int64_t evict_bytes = opt.evict.empty() ? 0 : parse_size_option("--evict", opt.evict);
   // A GPU model against CPU measurements (or the reverse) compares two different machines:
   // refused, unless asked for (issue 21, point 2).
   const bool gpu_model = machine.kind == compute::UnitKind::Gpu;
@@ -76,21 +85,54 @@ void run_validate(ValidateCmdOptions opt) {
   request.mixed_file = be.mixed;
   request.gpu_streams = machine.kind == compute::UnitKind::Gpu;
   request.device = request.gpu_streams ? schedule::DeviceKind::Gpu : schedule::DeviceKind::Cpu;
-  ProfileOption profile(opt.profile, machine, sim);
   std::vector<exec::RunResult> predicted;
-  for (const auto& measured : schedules) {  // per execution, per ordering
-    request.execution = measured.execution;
-    fmt::print(stderr, "validate: simulating {} ({}) on {}\n", to_string(measured.ordering),
-               to_string(measured.execution), machine.name);
-    const auto schedule =
-        schedule::build_schedule(trace, schedule::schedule_options(measured.ordering, request));
-    predicted.push_back(profile.simulate(trace, schedule, machine, sim).result);
+  auto predict = [&](ProfileOption& profile) {
+    for (const auto& measured : schedules) {  // per execution, per ordering
+      request.execution = measured.execution;
+      fmt::print(stderr, "validate: simulating {} ({}) on {}\n", to_string(measured.ordering),
+                 to_string(measured.execution), machine.name);
+      const auto schedule =
+          schedule::build_schedule(trace, schedule::schedule_options(measured.ordering, request));
+      predicted.push_back(profile.simulate(trace, schedule, machine, sim).result);
+    }
+    profile.report();
+  };
+  // --profile auto: measured here just before and just after the steps, so that the
+  // prediction sees the machine as the measurement did (a VM drifts by 10-20% over
+  // minutes); a file is read, and predicted from, before any measurement.
+  const bool auto_profile = opt.profile == "auto";
+  std::optional<ProfileOption> file_profile;
+  if (!auto_profile) {
+    file_profile.emplace(opt.profile, machine, sim);
+    predict(*file_profile);
   }
-
-  profile.report();
+  backend::ProfileOptions po;
+  po.device = be.device;
+  po.threads = be.run.threads;
+  po.evict_bytes = evict_bytes;
+  auto measure_profile = [&](const char* when) {
+    fmt::print(stderr, "validate: profiling every distinct op ({})\n", when);
+    exec::OpProfile p = backend::profile_trace(trace, be.optimizer, plan.impl, po);
+    p.file = "--profile auto";
+    p.trace = opt.trace;
+    return p;
+  };
+  std::optional<exec::OpProfile> before;
+  if (auto_profile) before = measure_profile("before the steps");
   // Measured: all orderings interleaved in blocks.
   be.run.progress = true;
-  const auto report = backend::run_schedules(trace, schedules, plan.config, be.run);
+  auto report = backend::run_schedules(trace, schedules, plan.config, be.run);
+  std::optional<double> drift;
+  if (auto_profile) {
+    const exec::OpProfile after = measure_profile("after the steps");
+    drift = exec::profile_drift(*before, after);
+    report.notes.push_back(fmt::format(
+        "--profile auto: the ops measured after the steps took {:+.1f}% of their time before "
+        "them (the machine's drift); predicted from the mean of the two",
+        100.0 * *drift));
+    ProfileOption profile(exec::bracket_profiles(*before, after), machine, sim);
+    predict(profile);
+  }
 
   std::vector<Row> rows;
   for (std::size_t k = 0; k < schedules.size(); ++k) {
@@ -190,6 +232,7 @@ void run_validate(ValidateCmdOptions opt) {
       {"trace", opt.trace},
       {"machine", machine.name},
       {"profile", opt.profile.empty() ? nlohmann::json() : nlohmann::json(opt.profile)},
+      {"profile_drift", drift ? nlohmann::json(*drift) : nlohmann::json()},
       {"device", be.device},
       {"threads", be.run.threads},
       {"conditions", conditions_json(report, be.run)},
@@ -245,7 +288,15 @@ void add_validate_command(CLI::App& app) {
                   "agrees with line within 2% in step time (tests/exec/test_fidelity.cpp) at "
                   "~6x less CPU, far below the measurement's noise")
       ->capture_default_str();
-  cmd->add_option("--profile", opt->profile, kProfileOptionHelp)->check(CLI::ExistingFile);
+  cmd->add_option("--profile", opt->profile,
+                  std::string(kProfileOptionHelp) +
+                      ". `auto`: measure the profile here, just before and just after the "
+                      "measured steps, and predict from the mean of the two (the machine's "
+                      "drift between them is reported)")
+      ->check(CLI::IsMember({"auto"}) | CLI::ExistingFile);
+  cmd->add_option("--evict", opt->evict,
+                  "With --profile auto: also time each op cold, as `fusim profile --evict SIZE`")
+      ->type_name("SIZE");
   cmd->add_option("--sim-steps", opt->sim_steps,
                   "Simulated steps (the first is warm-up, forward-fused's last is the flush)")
       ->capture_default_str();

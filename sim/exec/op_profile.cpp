@@ -114,6 +114,39 @@ nlohmann::json op_profile_json(const OpProfile& p) {
   return out;
 }
 
+OpProfile bracket_profiles(const OpProfile& before, const OpProfile& after) {
+  FUSIM_ASSERT(before.ops.size() == after.ops.size() && before.evict_bytes == after.evict_bytes,
+               "bracket_profiles of two profiles of one trace, measured alike");
+  OpProfile out = before;
+  const auto mean = [](Tick a, Tick b) { return (a + b + 1) / 2; };
+  for (std::size_t i = 0; i < out.ops.size(); ++i) {
+    ProfiledOp& o = out.ops[i];
+    const ProfiledOp& b = after.ops[i];
+    FUSIM_ASSERT(o.signature == b.signature, "bracket_profiles: the same ops in the same order");
+    o.median = mean(o.median, b.median);
+    o.p25 = std::min(o.p25, b.p25);
+    o.p75 = std::max(o.p75, b.p75);
+    o.repeats += b.repeats;
+    if (o.has_cold() && b.has_cold()) {
+      o.cold_median = mean(o.cold_median, b.cold_median);
+      o.cold_p25 = std::min(o.cold_p25, b.cold_p25);
+      o.cold_p75 = std::max(o.cold_p75, b.cold_p75);
+      o.cold_repeats += b.cold_repeats;
+    }
+  }
+  return out;
+}
+
+double profile_drift(const OpProfile& before, const OpProfile& after) {
+  const auto total = [](const OpProfile& p) {
+    double t = 0;
+    for (const auto& o : p.ops) t += double(o.median) * o.per_step;
+    return t;
+  };
+  const double a = total(before);
+  return a > 0 ? total(after) / a - 1.0 : 0.0;
+}
+
 std::vector<DistinctOp> distinct_ops(const workload::Trace& trace,
                                      const schedule::Schedule& schedule) {
   std::vector<DistinctOp> out;

@@ -58,6 +58,16 @@ OpProfile read_op_profile(const std::string& path);
 OpProfile parse_op_profile(const nlohmann::json& document, const std::string& file);
 nlohmann::json op_profile_json(const OpProfile& profile);
 
+// Two profiles of the same trace measured before and after the steps they predict
+// (`validate --profile auto` brackets its measured steps with them, since a VM's speed
+// drifts by 10-20% over minutes): per op, the mean of the two medians (a drift linear in
+// time cancels), the quartiles widened to cover both, the cold times likewise; the repeats
+// add up. Both must hold the same signatures, in the same order.
+OpProfile bracket_profiles(const OpProfile& before, const OpProfile& after);
+// The machine's drift between them: the per-step total of `after` over that of `before`,
+// minus 1 (each op's median times its ops per step).
+double profile_drift(const OpProfile& before, const OpProfile& after);
+
 // The first op of each distinct signature of a schedule, in issue order (views, which run
 // nothing, left out): what `fusim profile` measures.
 struct DistinctOp {

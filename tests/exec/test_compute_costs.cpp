@@ -409,3 +409,34 @@ TEST_CASE("a profile's cold times scale each op's simulated penalty to the measu
   CHECK_THROWS_WITH(exec::parse_op_profile(doc, "p.json"),
                     Catch::StartsWith("p.json: ops[1]: expected a \"cold_median_ns\""));
 }
+
+TEST_CASE("profiles measured before and after the steps: their mean, and the drift between them") {
+  exec::OpProfile before, after;
+  for (auto* p : {&before, &after}) {
+    p->evict_bytes = 1 << 20;
+    for (int i = 0; i < 2; ++i) {
+      exec::ProfiledOp o;
+      o.signature = "s" + std::to_string(i);
+      o.per_step = i + 1;
+      o.repeats = 5;
+      o.cold_repeats = 3;
+      p->ops.push_back(o);
+    }
+  }
+  // Before: 10 and 20 us (per step 10 + 2 x 20 = 50); after: 12 and 22 (12 + 44 = 56).
+  before.ops[0].median = us(10), before.ops[1].median = us(20);
+  after.ops[0].median = us(12), after.ops[1].median = us(22);
+  before.ops[0].p25 = us(9), after.ops[0].p25 = us(11);
+  before.ops[0].p75 = us(11), after.ops[0].p75 = us(14);
+  before.ops[0].cold_median = us(30), after.ops[0].cold_median = us(40);
+  before.ops[1].cold_median = us(50), after.ops[1].cold_median = us(50);
+  CHECK(exec::profile_drift(before, after) == Approx(56.0 / 50.0 - 1.0));
+  const exec::OpProfile mean = exec::bracket_profiles(before, after);
+  CHECK(mean.ops[0].median == us(11));
+  CHECK(mean.ops[1].median == us(21));
+  CHECK(mean.ops[0].p25 == us(9));
+  CHECK(mean.ops[0].p75 == us(14));
+  CHECK(mean.ops[0].repeats == 10);
+  CHECK(mean.ops[0].cold_median == us(35));
+  CHECK(mean.ops[0].cold_repeats == 6);
+}

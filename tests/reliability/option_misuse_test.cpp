@@ -108,6 +108,11 @@ std::vector<Case> cases() {
             "",
             "validate --trace " + kTrace + " --machine xeon-8380-ddr4 --warmup -2",
             {"--warmup", "got -2"}},
+           // No effect with a profile file (its cold times are measured already).
+           {"validate --evict without --profile auto",
+            "",
+            "validate --trace " + kTrace + " --machine xeon-8380-ddr4 --evict 64MiB",
+            {"--evict", "only with --profile auto"}},
        })
     out.push_back(c);
 #endif
