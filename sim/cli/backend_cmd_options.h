@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "backend/executor.h"
+#include "backend/op_profiler.h"
 #include "backend/optimizer_config.h"
 #include "schedule/schedule.h"
 
@@ -26,9 +27,9 @@ struct BackendOptionHelp {
   std::string optimizer, impl, steps, block, threads, execution;
 };
 
-// Adds --device --ordering --mixed --optimizer --impl --execution --steps --warmup
-// --steps-per-block (--block: its deprecated spelling) --threads and the measurement's
-// --max-time --ci-points --min-cpu-ratio --no-pin.
+// Adds --device --ordering --mixed --optimizer --impl --execution --measured-steps (--steps:
+// its deprecated spelling) --warmup --steps-per-block (--block: its deprecated spelling)
+// --threads and the measurement's --max-time --ci-points --min-cpu-ratio --no-pin.
 void add_backend_options(CLI::App* command, BackendCmdOptions& options,
                          const BackendOptionHelp& help);
 
@@ -43,5 +44,11 @@ struct BackendPlan {
 // resolves the names; bad values throw InputError (exit code 2). The mixed file itself is
 // read where the schedules are built (backend::build_run_schedules), also before any work.
 BackendPlan resolve_backend_options(BackendCmdOptions& options);
+
+// Measures every op of `trace` (backend::profile_trace) with a progress bar on stderr
+// (core/progress.h) labelled `label`: `fusim profile` and `validate --profile auto`.
+exec::OpProfile profile_with_progress(const std::string& label, const workload::Trace& trace,
+                                      const std::string& optimizer, schedule::OptimizerImpl impl,
+                                      backend::ProfileOptions options);
 
 }  // namespace fusim::cli

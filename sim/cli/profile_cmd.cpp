@@ -3,18 +3,21 @@
 // (exec/op_profile.h). Built only with libtorch (FUSIM_WITH_TORCH).
 #ifdef FUSIM_WITH_TORCH
 #include <fmt/format.h>
-#include <chrono>
+#include <algorithm>
+#include <memory>
 
 #include "backend/executor.h"
 #include "backend/op_profiler.h"
 #include "backend/optimizer_config.h"
 #include "backend/step_probe.h"
+#include "cli/backend_cmd_options.h"
 #include "cli/backend_commands.h"
 #include "cli/commands.h"
 #include "cli/output_format.h"
 #include "cli/trace_option.h"
 #include "core/error.h"
 #include "core/output_file.h"
+#include "core/progress.h"
 #include "core/units.h"
 #include "schedule/request.h"
 #include "workload/trace_io.h"
@@ -34,13 +37,9 @@ void run_profile(ProfileCmdOptions opt) {
   backend::optimizer_config(opt.optimizer);  // an unknown name fails before the trace loads
   const auto trace = load_trace_option(opt.trace);
   opt.profile.device = opt.device;
-  const auto t0 = std::chrono::steady_clock::now();
-  opt.profile.progress = [&](int done, int total, const std::string& what) {
-    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    fmt::print(stderr, "profile [{:5.1f} s] {}/{}: {}\n", s, done, total, what);
-  };
-  exec::OpProfile profile = backend::profile_trace(
-      trace, opt.optimizer, schedule::parse_impl_option(opt.impl), opt.profile);
+  // The shared progress reporter (core/progress.h): ops measured, rate and ETA.
+  exec::OpProfile profile = profile_with_progress(
+      "profile", trace, opt.optimizer, schedule::parse_impl_option(opt.impl), opt.profile);
   profile.trace = opt.trace;
   const nlohmann::json doc = exec::op_profile_json(profile);
   write_file_atomically(opt.output, doc.dump(1) + "\n", "-o");

@@ -20,6 +20,7 @@
 #include "cli/trace_option.h"
 #include "core/compare.h"
 #include "core/error.h"
+#include "core/progress.h"
 #include "core/units.h"
 #include "exec/machine.h"
 #include "exec/op_comparison.h"
@@ -87,13 +88,17 @@ void run_validate(ValidateCmdOptions opt) {
   request.device = request.gpu_streams ? schedule::DeviceKind::Gpu : schedule::DeviceKind::Cpu;
   std::vector<exec::RunResult> predicted;
   auto predict = [&](ProfileOption& profile) {
-    for (const auto& measured : schedules) {  // per execution, per ordering
-      request.execution = measured.execution;
-      fmt::print(stderr, "validate: simulating {} ({}) on {}\n", to_string(measured.ordering),
-                 to_string(measured.execution), machine.name);
-      const auto schedule =
-          schedule::build_schedule(trace, schedule::schedule_options(measured.ordering, request));
-      predicted.push_back(profile.simulate(trace, schedule, machine, sim).result);
+    {
+      // The shared progress reporter (core/progress.h), as the measurement's below.
+      Progress bar("validate: predicting on " + machine.name, schedules.size(), 0, true,
+                   "schedules");
+      for (const auto& measured : schedules) {  // per execution, per ordering
+        request.execution = measured.execution;
+        const auto schedule =
+            schedule::build_schedule(trace, schedule::schedule_options(measured.ordering, request));
+        predicted.push_back(profile.simulate(trace, schedule, machine, sim).result);
+        bar.advance();
+      }
     }
     profile.report();
   };
@@ -111,8 +116,8 @@ void run_validate(ValidateCmdOptions opt) {
   po.threads = be.run.threads;
   po.evict_bytes = evict_bytes;
   auto measure_profile = [&](const char* when) {
-    fmt::print(stderr, "validate: profiling every distinct op ({})\n", when);
-    exec::OpProfile p = backend::profile_trace(trace, be.optimizer, plan.impl, po);
+    exec::OpProfile p = profile_with_progress(fmt::format("validate: profiling ({})", when), trace,
+                                              be.optimizer, plan.impl, po);
     p.file = "--profile auto";
     p.trace = opt.trace;
     return p;
