@@ -91,8 +91,8 @@ void run_simulate(const SimulateCmdOptions& opt) {
   if (opt.with_plan) return run_plan_simulate(opt);
   if (opt.machine.empty())
     throw InputError(
-        "--machine: expected a machine preset or JSON file (or a parallel plan "
-        "with --cluster)");
+        "--machine: expected a machine preset or JSON file, required without a parallel "
+        "plan (--tp/--pp/... --cluster)");
   // Eager always runs: the baseline of the speedups.
   const auto orderings = schedule::with_eager_baseline(schedule::parse_orderings(opt.ordering));
   schedule::check_mixed_option(orderings, opt.mixed);
