@@ -50,8 +50,12 @@ parallel::StepTiming simulate_cluster_step(const workload::Trace& trace, const M
   request.optimizer = r.optimizer;
   request.impl = r.impl;
   request.steps = 4;  // as `fusim simulate`: warm-up, measured steps, a trailing one
-  request.gpu_streams = gpu.kind == compute::UnitKind::Gpu;
-  request.device = request.gpu_streams ? schedule::DeviceKind::Gpu : schedule::DeviceKind::Cpu;
+  // One stream: the multi-device step runs a stage's updates on its compute in sequence
+  // (step_timing.h), so their costs are taken without overlap (a second stream's U would
+  // stretch the B it overlaps and count twice); the fused orderings keep their cache context.
+  request.gpu_streams = false;
+  request.device =
+      gpu.kind == compute::UnitKind::Gpu ? schedule::DeviceKind::Gpu : schedule::DeviceKind::Cpu;
   request.memory = r.memory;
   request.memory.optimizer_shards = 1;  // stage_work shards the update's time
   const auto s = schedule::build_schedule(trace, schedule::schedule_options(r.ordering, request));

@@ -214,16 +214,22 @@ class Engine {
           return Ready{g->second.at, g->second.produced};
         };
         if (q_.ordering != Ordering::Eager) return reduced(it.chunk, it.bucket);
-        // Eager: the optimizer step starts once every bucket of the stage is reduced
-        // (Megatron's finish_grad_sync before optimizer.step()).
+        // Eager: the optimizer step starts once every bucket is reduced (Megatron's
+        // finish_grad_sync before optimizer.step()), on a synchronous schedule those of
+        // every stage: the gradient norm for clipping is all-reduced over the model-parallel
+        // group first (Megatron's clip_grad_norm, default --clip-grad 1.0), a flush of the
+        // pipeline (Qi et al. 2024, Sec. 3: the optimizer step's synchronization). The
+        // scalar all-reduce itself is not timed.
+        const bool flush = !is_asynchronous(plan_.schedule);
         Ready all;
-        for (int c = 0; c < plan_.virtual_stages; ++c)
-          for (int b = 0; b < buckets_of(work(s, c)); ++b) {
-            const auto g = reduced(c, b);
-            if (!g) return std::nullopt;
-            all.at = std::max(all.at, g->at);
-            all.produced = std::max(all.produced, g->produced);
-          }
+        for (int st = flush ? 0 : s; st <= (flush ? plan_.pp - 1 : s); ++st)
+          for (int c = 0; c < plan_.virtual_stages; ++c)
+            for (int b = 0; b < buckets_of(work(st, c)); ++b) {
+              auto g = reduced_.find({st, c, grad_step, b});
+              if (g == reduced_.end()) return std::nullopt;
+              all.at = std::max(all.at, g->second.at);
+              all.produced = std::max(all.produced, g->second.produced);
+            }
         return all;
       }
     }

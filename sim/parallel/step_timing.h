@@ -14,8 +14,10 @@
 //    last microbatch's gradient pass and overlapped with the rest of backward (Megatron-core
 //    DistributedDataParallel with overlap_grad_reduce; PyTorch DDP's buckets, Li et al. 2020).
 // Updates (U, per bucket, on the stage's compute):
-//  - eager: after the stage's last pass of the step, once all its buckets are reduced
-//    (Megatron's finish_grad_sync before optimizer.step());
+//  - eager: after the stage's last pass of the step, once all buckets are reduced: on a
+//    synchronous schedule those of every stage, since Megatron's optimizer step first
+//    all-reduces the gradient norm over the model-parallel group for clipping (a pipeline
+//    flush: Qi et al. 2024, Sec. 3); asynchronous schedules: the stage's own;
 //  - backward-fused: right after the chunk's last gradient pass (Bw) of the step, each
 //    bucket's once it is reduced (so they fill the 1F1B cool-down);
 //  - forward-fused: before the chunk's first F of the next step (the warm-up bubble), once the

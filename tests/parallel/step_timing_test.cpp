@@ -57,15 +57,27 @@ TEST_CASE("timed step at equal costs, free communication: the closed-form bubble
     for (int m : {2 * p, 4 * p}) {
       INFO("p " << p << " m " << m);
       for (auto o : {Ordering::Eager, Ordering::BackwardFused, Ordering::ForwardFused}) {
-        // Updates of no cost: every ordering gives the same step.
+        INFO(schedule::to_string(o));
+        // Updates of no cost: the schedules that flush anyway give their bubble in every
+        // ordering, eager's flush for the optimizer step included (stage 0 ends last).
         CHECK(bubble("gpipe", p, m, 0, o) == Approx(double(p - 1) / m).epsilon(1e-12));
         CHECK(bubble("1f1b", p, m, 0, o) == Approx(double(p - 1) / m).epsilon(1e-12));
         CHECK(bubble("interleaved", p, m, 2, o) == Approx(double(p - 1) / (2 * m)).epsilon(1e-12));
         CHECK(bubble("zb-h1", p, m, 0, o) == Approx(double(p - 1) / (3 * m)).epsilon(1e-12));
-        CHECK(bubble("zb-h2", p, m, 0, o) == 0.0);
-        CHECK(bubble("zb-v", p, m, 2, o) == 0.0);
         CHECK(bubble("pipedream-2bw", p, m, 0, o) == 0.0);
         CHECK(bubble("async-1step", p, m, 0, o) == 0.0);
+        if (o == Ordering::Eager) {
+          // Eager's optimizer step waits for every stage's gradients (the gradient norm's
+          // all-reduce): ZB-H2 and ZB-V stages start and end staggered, so the flush costs
+          // them their zero bubble from p = 4 (Qi et al. 2024, Sec. 3, why they bypass the
+          // sync); two stages still fit: stage 0 starts first and ends last.
+          CHECK((bubble("zb-h2", p, m, 0, o) > 0.0) == (p > 2));
+          CHECK((bubble("zb-v", p, m, 2, o) > 0.0) == (p > 2));
+        } else {
+          // Fused updates need no global step: consecutive steps overlap, no bubble.
+          CHECK(bubble("zb-h2", p, m, 0, o) == 0.0);
+          CHECK(bubble("zb-v", p, m, 2, o) == 0.0);
+        }
       }
       // 1F1B: each stage's step is 3(m + p - 1) T, of which 3mT busy.
       const StepTiming f = time_step(equal_costs(plan(p, m, "1f1b")));
