@@ -1,13 +1,20 @@
 #include "mem/residency/range_stack.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "core/error.h"
 
 namespace fusim::residency {
 
-RangeStack::RangeStack(std::uint64_t capacity) : capacity_(capacity) {
+RangeStack::RangeStack(std::uint64_t capacity, SetGeometry geometry)
+    : capacity_(capacity),
+      geometry_(geometry),
+      keep_(keep_depth(capacity, geometry)),
+      sums_(geometry.ways > 0 ? 1024 : 1) {
   FUSIM_ASSERT(capacity > 0, "a range stack holds at least one unit");
+  FUSIM_ASSERT(geometry.ways == 0 || (geometry.span > 0 && geometry.unit > 0),
+               "a set-associative stack has sets and a unit");
 }
 
 Piece RangeStack::piece_of(std::int32_t s) const {
@@ -80,6 +87,13 @@ std::int32_t RangeStack::split(std::int32_t s, Addr addr) {
   FUSIM_ASSERT(copy.lo < addr && addr < copy.hi, "a split inside the segment");
   std::int32_t low = new_segment(copy.lo, addr, copy.owner, copy.dirty);
   seg(s).lo = addr;
+  if (geometry_.ways > 0) {  // the same slot (and place on the stack), its share of the run
+    Segment& l = seg(low);
+    l.slot = copy.slot;
+    l.run = copy.run - (copy.hi - addr);
+    l.var = copy.var * static_cast<double>(addr - copy.lo) / static_cast<double>(copy.hi - copy.lo);
+    seg(s).var = copy.var - l.var;
+  }
   index_.insert(seg(low));
   // Just below s: older than s's higher addresses, newer than whatever was below s.
   Segment& l = seg(low);
@@ -104,6 +118,7 @@ void RangeStack::erase(std::int32_t s) {
   Segment& g = seg(s);
   index_.erase(index_.iterator_to(g));
   resident_ -= g.hi - g.lo;
+  if (geometry_.ways > 0) sums_.add(g.slot, -static_cast<std::int64_t>(g.hi - g.lo), -g.var);
   unlink(s);
   free_segment(s);
 }
@@ -120,25 +135,100 @@ void RangeStack::push_range(Addr lo, Addr hi, const Owner& owner, bool dirty) {
       index_.erase(it);
       top.hi = hi;
       index_.insert(next, top);
+      if (geometry_.ways > 0) {
+        const double before = run_variance(top.run, geometry_.span);
+        top.run += hi - lo;
+        const double more = run_variance(top.run, geometry_.span) - before;
+        top.var += more;
+        sums_.add(top.slot, static_cast<std::int64_t>(hi - lo), more);
+      }
       return;
     }
   }
   std::int32_t s = new_segment(lo, hi, owner, dirty);
+  if (geometry_.ways > 0) start_run(s);
   index_.insert(seg(s));
   push_top(s);
 }
 
+void RangeStack::start_run(std::int32_t s) {
+  Segment& g = seg(s);
+  const std::uint64_t bytes = g.hi - g.lo;
+  // The owner's segment ending where this one starts, if still held: the same run.
+  auto it = index_.find(key(g.owner, g.lo));
+  const std::uint64_t before = it != index_.end() ? it->run : 0;
+  g.run = before + bytes;
+  g.var = run_variance(g.run, geometry_.span) - run_variance(before, geometry_.span);
+  g.slot = next_slot();
+  sums_.add(g.slot, static_cast<std::int64_t>(bytes), g.var);
+}
+
+std::uint32_t RangeStack::next_slot() {
+  if (next_slot_ > sums_.slots()) renumber();
+  return next_slot_++;
+}
+
+// Slots 1, 2, ... from the least recently used group up (a slot's segments are adjacent on
+// the stack: a split puts the cut part just below), in a table at least twice the groups.
+void RangeStack::renumber() {
+  std::uint32_t groups = 0, last = 0;
+  for (std::int32_t s = tail_; s != kNone; s = seg(s).prev) {
+    if (groups == 0 || seg(s).slot != last) ++groups;
+    last = seg(s).slot;
+  }
+  std::uint32_t size = std::max<std::uint32_t>(sums_.slots(), 1024);
+  while (size < 2 * (groups + 1)) size *= 2;
+  sums_.reset(size);
+  std::uint32_t slot = 0;
+  for (std::int32_t s = tail_; s != kNone; s = seg(s).prev) {
+    Segment& g = seg(s);
+    if (slot == 0 || g.slot != last) ++slot;
+    last = g.slot;
+    g.slot = slot;
+    sums_.add(slot, static_cast<std::int64_t>(g.hi - g.lo), g.var);
+  }
+  next_slot_ = slot + 1;
+}
+
+std::uint64_t RangeStack::hit_bytes(std::int32_t s) {
+  const Segment& g = seg(s);
+  const std::uint64_t bytes = g.hi - g.lo;
+  if (geometry_.ways == 0) return bytes;
+  const SetGeometry& geo = geometry_;
+  // Held for sure when even the whole stack above it would not fill a set (6 sigma).
+  const double margin = static_cast<double>(geo.ways) - 0.5 -
+                        static_cast<double>(resident_) / static_cast<double>(geo.span);
+  if (margin > 0 && margin * margin > 36.0 * std::max(0.0, sums_.total_var())) return bytes;
+  // Its own run since its last use: itself and the more recent parts of its slot.
+  std::uint64_t own = bytes;
+  for (std::int32_t p = g.prev; p != kNone && seg(p).slot == g.slot; p = seg(p).prev)
+    own += seg(p).hi - seg(p).lo;
+  const auto above =
+      static_cast<std::uint64_t>(std::max<std::int64_t>(0, sums_.bytes_above(g.slot)));
+  const double hit = hit_probability(own, above, sums_.var_above(g.slot), geo);
+  if (hit >= 1.0) return bytes;
+  const double units = static_cast<double>(bytes / geo.unit) * hit + carry_;
+  const double whole = std::floor(units);
+  carry_ = units - whole;
+  return std::min(bytes, static_cast<std::uint64_t>(whole) * geo.unit);
+}
+
 void RangeStack::evict_to_capacity(std::vector<Piece>& victims) {
-  while (resident_ > capacity_) {
+  while (resident_ > keep_) {
     const std::int32_t t = tail_;
     Segment& g = seg(t);
-    const std::uint64_t excess = resident_ - capacity_;
+    const std::uint64_t excess = resident_ - keep_;
     if (g.hi - g.lo <= excess) {
       victims.push_back(piece_of(t));
       erase(t);
     } else {
       // The oldest bytes of a segment are its lowest addresses.
       victims.push_back({g.lo, g.lo + excess, g.dirty, g.owner});
+      if (geometry_.ways > 0) {
+        const double gone = g.var * static_cast<double>(excess) / static_cast<double>(g.hi - g.lo);
+        g.var -= gone;
+        sums_.add(g.slot, -static_cast<std::int64_t>(excess), -gone);
+      }
       g.lo += excess;
       resident_ -= excess;
     }

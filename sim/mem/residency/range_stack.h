@@ -24,6 +24,19 @@
 // since rewritten, and hits it when a later split gives it those bytes again). Segments of
 // one owner never overlap. Shared levels use one Owner for everything.
 //
+// Set-associative arrays (SetGeometry, set_conflicts.h). A stack given a geometry keeps
+// bytes below its capacity too, down to keep_depth(): a piece found at reuse distance d
+// (the bytes above it, its own run's and other runs') hits in the fraction
+// hit_probability() gives, the lowest addresses of the piece first (the split is in units,
+// its rounding carried from piece to piece), and the rest misses as if it had left the
+// array earlier: a miss reported with was_dirty = true is such bytes, which the array held
+// dirty and wrote back when it lost them (the caller writes them back now). The depth of a
+// piece comes from sums by recency slot (a slot per pushed run: the pieces a split cuts
+// out of one keep its slot and their address order), the variance of the set counts from
+// the runs' lengths (a range pushed just after the one ending where it starts continues
+// its run: the variances telescope to that of the whole run). Without a geometry (ways 0:
+// one set) the stack is the exact fully associative LRU above, and costs nothing more.
+//
 // Not thread-safe; no global state.
 #include <cstdint>
 #include <vector>
@@ -31,6 +44,8 @@
 #include <deque>
 
 #include <boost/intrusive/set.hpp>
+
+#include "mem/residency/set_conflicts.h"
 
 namespace fusim::residency {
 
@@ -68,12 +83,14 @@ struct AccessMode {
 
 class RangeStack {
  public:
-  // capacity: bytes, a multiple of the unit of the addresses it is given.
-  explicit RangeStack(std::uint64_t capacity);
+  // capacity: bytes, a multiple of the unit of the addresses it is given; geometry: see
+  // the header comment (default: fully associative, exact).
+  explicit RangeStack(std::uint64_t capacity, SetGeometry geometry = {});
 
   // Walks [lo, hi) in ascending order (see the header comment); for each maximal piece
-  // calls visit(lo, hi, hit, was_dirty). Bytes pushed out by fills are appended to
-  // `victims`, dirty or clean, in eviction order.
+  // calls visit(lo, hi, hit, was_dirty) (a miss with was_dirty: bytes lost to set
+  // conflicts, to be written back). Bytes pushed out by fills are appended to `victims`,
+  // dirty or clean, in eviction order.
   template <class Visit>
   void access(Addr lo, Addr hi, const Owner& owner, const AccessMode& mode, Visit&& visit,
               std::vector<Piece>& victims);
@@ -90,7 +107,10 @@ class RangeStack {
   void insert(const Piece& piece, std::vector<Piece>& victims);
 
   std::uint64_t capacity() const { return capacity_; }
+  // Bytes held, those kept beyond the capacity by a set-associative stack included.
   std::uint64_t resident_bytes() const { return resident_; }
+  std::uint64_t keep_bytes() const { return keep_; }
+  const SetGeometry& geometry() const { return geometry_; }
   std::size_t segments() const { return index_.size(); }
   // Resident bytes of [lo, hi) held for `owner` (tests, dumps).
   std::uint64_t held_bytes(Addr lo, Addr hi, const Owner& owner) const;
@@ -111,6 +131,11 @@ class RangeStack {
     bool dirty = false;
     std::int32_t prev = -1, next = -1;  // towards the top (MRU) / the bottom (LRU)
     std::int32_t id = -1;               // its index in segs_
+    // Set model only (see the header comment): its recency slot, its share of its run's
+    // set-count variance, and the length of its run up to hi when it was pushed.
+    std::uint32_t slot = 0;
+    double var = 0;
+    std::uint64_t run = 0;
   };
   static constexpr std::int32_t kNone = -1;
   static std::int32_t id_of(const Segment& g) { return g.id; }
@@ -135,8 +160,19 @@ class RangeStack {
   // Puts [lo, hi) on top, merged into the top segment when it continues it.
   void push_range(Addr lo, Addr hi, const Owner& owner, bool dirty);
   void evict_to_capacity(std::vector<Piece>& victims);
+  // Set model: the bytes of piece s (a whole segment) that hit; a new segment s (not yet
+  // in the index) joins or starts a run and takes a slot; slots renumbered from the oldest.
+  std::uint64_t hit_bytes(std::int32_t s);
+  void start_run(std::int32_t s);
+  std::uint32_t next_slot();
+  void renumber();
 
   std::uint64_t capacity_;
+  SetGeometry geometry_;
+  std::uint64_t keep_;
+  RecencySums sums_;
+  std::uint32_t next_slot_ = 1;
+  double carry_ = 0;  // the fraction of a unit a split rounded off
   std::uint64_t resident_ = 0;
   std::deque<Segment> segs_;
   std::vector<std::int32_t> free_;
@@ -180,9 +216,19 @@ void RangeStack::access(Addr lo, Addr hi, const Owner& owner, const AccessMode& 
       const Addr end = seg(s).hi < hi ? seg(s).hi : hi;
       const std::int32_t m = carve(s, cur, end);
       const bool was_dirty = seg(m).dirty;
+      const Addr held = cur + hit_bytes(m);  // the rest was lost to set conflicts
       erase(m);
-      if (!mode.hit_remove) push_range(cur, end, owner, was_dirty || mode.hit_dirty);
-      visit(cur, end, true, was_dirty);
+      if (held > cur) {
+        if (!mode.hit_remove) push_range(cur, held, owner, was_dirty || mode.hit_dirty);
+        visit(cur, held, true, was_dirty);
+      }
+      if (held < end) {
+        if (mode.miss_fill) {
+          push_range(held, end, owner, mode.miss_dirty);
+          evict_to_capacity(victims);
+        }
+        visit(held, end, false, was_dirty);
+      }
       cur = end;
       continue;
     }

@@ -28,14 +28,15 @@ Served& Served::operator+=(const Served& o) {
 }
 
 ResidencyHierarchy::ResidencyHierarchy(const cache::HierarchyConfig& config,
-                                       const std::vector<int>& bin_cores)
+                                       const std::vector<int>& bin_cores, Associativity assoc)
     : bin_cores_(bin_cores), file_(config.file) {
   FUSIM_ASSERT(!config.levels.empty() && config.levels.size() <= kMaxLevels, "1..8 levels");
   FUSIM_ASSERT(!bin_cores.empty(), "at least one bin of cores");
   unit_ = static_cast<std::uint64_t>(config.levels[0].line_bytes);
   shift_ = 0;
   while ((std::uint64_t{1} << shift_) < unit_) ++shift_;
-  for (const cache::LevelConfig& c : config.levels) {
+  for (std::size_t k = 0; k < config.levels.size(); ++k) {
+    const cache::LevelConfig& c = config.levels[k];
     const std::uint64_t size = static_cast<std::uint64_t>(c.size_bytes) / unit_ * unit_;
     if (size == 0)
       throw InputError(
@@ -47,12 +48,29 @@ ResidencyHierarchy::ResidencyHierarchy(const cache::HierarchyConfig& config,
     level.exclusive = c.inclusion == cache::Inclusion::Exclusive;
     level.inclusive = c.inclusion == cache::Inclusion::Inclusive;
     level.write_back = c.write_policy == cache::WritePolicy::WriteBack;
+    // Sets of `assoc` ways (set_conflicts.h) where there is more than one set and the
+    // level's victims go nowhere but to the writebacks: not for inclusive levels (whose
+    // evictions take copies out above) nor around exclusive ones (filled by victims).
+    const bool below_exclusive = k + 1 < config.levels.size() &&
+                                 config.levels[k + 1].inclusion == cache::Inclusion::Exclusive;
+    const bool sets = assoc == Associativity::SetConflicts && c.assoc > 0 &&
+                      c.assoc < c.size_bytes / c.line_bytes &&
+                      c.inclusion == cache::Inclusion::NonInclusive && !below_exclusive;
+    auto geometry = [&](std::uint64_t capacity) {
+      SetGeometry g;
+      if (!sets) return g;
+      g.ways = static_cast<std::uint32_t>(c.assoc);
+      g.span = capacity / g.ways;
+      g.unit = unit_;
+      return g;
+    };
     if (c.shared) {
-      level.stacks.emplace_back(size);
+      level.stacks.emplace_back(size, geometry(size));
     } else {
       for (int cores : bin_cores) {
         FUSIM_ASSERT(cores >= 1, "a bin has at least one core");
-        level.stacks.emplace_back(size * static_cast<std::uint64_t>(cores));
+        const std::uint64_t capacity = size * static_cast<std::uint64_t>(cores);
+        level.stacks.emplace_back(capacity, geometry(capacity));
       }
     }
     levels_.push_back(std::move(level));
@@ -193,6 +211,7 @@ void ResidencyHierarchy::read_at(int k, const Context& c, Addr lo, Addr hi, Upwa
           return;
         }
         level.stats.misses += units(a, b);
+        if (was_dirty) lost_dirty(k, c, a, b);
         FillAbove here(*this, k, c, up, false);
         read_at(k + 1, c, a, b, here);
       },
@@ -221,7 +240,7 @@ void ResidencyHierarchy::write_at(int k, const Context& c, Addr lo, Addr hi) {
   Discard nowhere;
   stack_of(k, c.bin).access(
       lo, hi, owner_at(k, c), mode,
-      [&](Addr a, Addr b, bool hit, bool) {
+      [&](Addr a, Addr b, bool hit, bool was_dirty) {
         if (hit) {
           const std::uint64_t h = units(a, b);
           if (c.primary) c.served->served[lk] += h;
@@ -230,6 +249,7 @@ void ResidencyHierarchy::write_at(int k, const Context& c, Addr lo, Addr hi) {
           return;
         }
         level.stats.misses += units(a, b);
+        if (was_dirty) lost_dirty(k, c, a, b);
         if (!allocate) {  // not kept here: the level below takes (and serves) the write
           write_below(k + 1, c, a, b, c.primary);
           return;
@@ -288,6 +308,12 @@ void ResidencyHierarchy::victims_of(int k, const Context& c, std::vector<Piece>&
     }
     if (cur < v.hi) victim_below(k, c, {cur, v.hi, false, v.owner});
   }
+}
+
+// Bytes level k held dirty and lost to set conflicts (range_stack.h): written back now.
+void ResidencyHierarchy::lost_dirty(int k, const Context& c, Addr lo, Addr hi) {
+  levels_[static_cast<std::size_t>(k)].stats.writebacks += units(lo, hi);
+  victim_below(k, c, {lo, hi, true, owner_at(k, c)});
 }
 
 // A victim of level k goes into an exclusive level below, or, if dirty, back to the

@@ -10,14 +10,14 @@
 // memory. Units are the first level's line, as in line fidelity.
 //
 // What it does not model, and why that is close: associativity and the replacement
-// policy (every level is a fully associative LRU of its size: for the streams of a
-// training step, whose ranges spread evenly over the sets, set-associative LRU evicts
-// the same bytes up to a set's worth); a private level's per-core instances are one stack
-// per group of cores ("bin", capacity = the sum of its cores' instances, which all ops of
-// a bin use evenly): a byte hits only for the core that loaded it (Owner, range_stack.h),
-// and of two splits of the same bytes over the same cores only an identical one finds them
-// on the same cores (the line model finds about 1/cores of them, where a different split
-// happens to give a core some of its old bytes again).
+// policy (every level is a fully associative LRU of its size, unless SetConflicts is
+// asked for, below: for the streams of a training step, whose ranges spread evenly over
+// the sets, set-associative LRU evicts the same bytes up to a set's worth); a private
+// level's per-core instances are one stack per group of cores ("bin", capacity = the sum
+// of its cores' instances, which all ops of a bin use evenly): a byte hits only for the core that
+// loaded it (Owner, range_stack.h), and of two splits of the same bytes over the same cores only an
+// identical one finds them on the same cores (the line model finds about 1/cores of them, where a
+// different split happens to give a core some of its old bytes again).
 //
 // Not thread-safe; no global state.
 #include <array>
@@ -63,12 +63,26 @@ struct Served {
   Served& operator+=(const Served& o);
 };
 
+// How a level's `assoc` is used. FullyAssociative: not at all (the exact fully associative
+// LRU of range_stack.h). SetConflicts: a non-inclusive level of more than one set, with no
+// exclusive level below it, keeps bytes by the expected set counts of set_conflicts.h (a
+// hit fraction by reuse distance instead of the cliff at the capacity; bytes lost to set
+// conflicts are written back when found gone). Checked against the line model's
+// set-associative caches (tests/residency/test_set_conflicts.cpp), but not yet used by the
+// tensor fidelity: there (A100, resnet18 batch 1 32x32, eager SGD) it made the step 56%
+// slower than line for the same DRAM bytes, because a dirty tensor kept beyond the L2's
+// capacity is written back when the next step re-reads it, posted at once, instead of
+// with the misses that pushed it out (making those writebacks paced: +12%); the fix is to
+// write dirty bytes back as they pass the capacity and keep them clean below it.
+enum class Associativity { FullyAssociative, SetConflicts };
+
 class ResidencyHierarchy {
  public:
   // bin_cores[b]: cores of bin b (>= 1 each); a private level's stack of bin b holds
   // bin_cores[b] x its size. Throws InputError (naming config.file and the level) when a
   // level is smaller than one unit.
-  ResidencyHierarchy(const cache::HierarchyConfig& config, const std::vector<int>& bin_cores);
+  ResidencyHierarchy(const cache::HierarchyConfig& config, const std::vector<int>& bin_cores,
+                     Associativity assoc = Associativity::FullyAssociative);
 
   void access(const AccessRequest& request, Served& served);
 
@@ -122,6 +136,7 @@ class ResidencyHierarchy {
   void write_below(int level, const Context& c, Addr lo, Addr hi, bool primary);
   void victims_of(int level, const Context& c, std::vector<Piece>& victims);
   void victim_below(int level, const Context& c, const Piece& victim);
+  void lost_dirty(int level, const Context& c, Addr lo, Addr hi);
   void write_back_into(int level, const Context& c, const Piece& piece);
   void back_invalidate(int level, const Context& c, const Piece& victim, std::vector<Piece>& dirty);
 
