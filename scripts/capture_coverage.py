@@ -70,7 +70,7 @@ def show(fusim, path):
 
 def run_step(fusim, path):
     r = subprocess.run([fusim, "run", "--trace", path, "--ordering", "eager", "--optimizer",
-                        "adam", "--steps", "2", "--warmup", "0", "--steps-per-block", "2", "--max-time", "0", "--json"],
+                        "adam", "--measured-steps", "2", "--warmup", "0", "--steps-per-block", "2", "--max-time", "0", "--json"],
                        capture_output=True, text=True)
     return r.returncode == 0, (r.stderr.strip().splitlines() or [""])[-1]
 

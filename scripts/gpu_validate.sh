@@ -25,7 +25,7 @@ for model in resnet50 gpt2-small; do
   for opt in adam sgd; do
     echo "== $model, $opt" | tee -a "$OUT/summary.txt"
     "$BUILD/fusim" validate --trace "traces/$model.json" --machine h200 --device cuda \
-      --ordering all --optimizer "$opt" --steps "$STEPS" --warmup 5 --json \
+      --ordering all --optimizer "$opt" --measured-steps "$STEPS" --warmup 5 --json \
       > "$OUT/$model-$opt.json"
     "$PY" - "$OUT/$model-$opt.json" <<'PYEOF' | tee -a "$OUT/summary.txt"
 import json, sys

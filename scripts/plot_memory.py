@@ -30,7 +30,7 @@ CATEGORIES = [  # bottom to top
     ("temporaries", "#CCB974"),
     ("inputs", "#8C8C8C"),
 ]
-ORDER = ["eager", "backward-fused", "forward-fused", "mixed"]
+from fusim_plot_style import ORDERINGS as ORDER  # noqa: E402  (the pipeline's order)
 
 
 def fail(message):

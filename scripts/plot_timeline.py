@@ -26,7 +26,7 @@ KINDS = {  # op kind -> (colour, legend name)
     "Bw": ("#C44E52", "backward (weight grad)"),
     "U": ("#55A868", "optimizer update"),
 }
-ORDER = ["eager", "backward-fused", "forward-fused", "mixed"]
+from fusim_plot_style import ORDERINGS as ORDER  # noqa: E402  (the pipeline's order)
 
 
 def fail(message):

@@ -18,7 +18,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-COLOURS = {"eager": "tab:blue", "backward-fused": "tab:orange", "forward-fused": "tab:green"}
+from fusim_plot_style import COLOURS, ordering_key  # noqa: E402  (one colour per ordering)
 MARKERS = "osD^v<>pP*X"
 
 
@@ -50,7 +50,7 @@ def main():
     for k, (path, doc) in enumerate(docs):
         label = f"{os.path.basename(path)} ({doc.get('machine', '?')})"
         marker = MARKERS[k % len(MARKERS)]
-        for r in doc["results"]:
+        for r in sorted(doc["results"], key=lambda r: ordering_key(r["ordering"])):
             colour = COLOURS.get(r["ordering"], "tab:gray")
             p, m = r["predicted_ms"], r["measured_ms"]
             lo, hi = r.get("measured_p25_ms", m), r.get("measured_p75_ms", m)

@@ -14,6 +14,7 @@
 #include "backend/step_state.h"
 #include "core/error.h"
 #include "core/int_math.h"
+#include "core/progress.h"
 #include "exec/run_result.h"
 
 namespace fusim::backend {
@@ -96,10 +97,10 @@ void check_device(const std::string& device) {
 void check_run_options(const RunOptions& o) {
   check_device(o.device);
   if (o.warmup < 0 || o.steps < 2 || o.block < 1)
-    throw InputError(
-        fmt::format("run: need --warmup >= 0, --steps >= 2 and --block >= 1, got "
-                    "{}, {}, {}",
-                    o.warmup, o.steps, o.block));
+    throw InputError(fmt::format(
+        "run: need --warmup >= 0, --measured-steps >= 2 and --steps-per-block >= 1, got "
+        "{}, {}, {}",
+        o.warmup, o.steps, o.block));
   if (o.max_time_s < 0)
     throw InputError(fmt::format("--max-time: expected seconds >= 0, got {}", o.max_time_s));
   if (!(o.ci_points > 0))
@@ -145,6 +146,13 @@ RunReport run_schedules(const workload::Trace& trace,
   DeviceTimer timer(cuda);
   MemoryCounter memory(cuda);
   StepProbe probe(pinned.tids);
+  // The shared progress reporter (core/progress.h; issue 23, point 5): the planned
+  // iterations of every ordering (warm-up, one re-warm per block, the measured steps), with
+  // rate and ETA; then the sampling rounds as a share of --max-time (an upper bound: they
+  // stop as soon as every CI is narrow enough).
+  const int blocks = ceil_div(o.steps, o.block);
+  Progress planned("run: measuring", runs.size() * std::size_t(o.warmup + blocks + o.steps), 0,
+                   o.progress, "steps");
   // Runs `count` iterations of a schedule; measured ones are kept with their samples.
   // `repeat`: past the schedule's last steady iteration (the one before the final
   // flush), run that one again.
@@ -172,6 +180,7 @@ RunReport run_schedules(const workload::Trace& trace,
         timer.end_op(op);
       }
       IterationTimes times = timer.end_iteration();
+      planned.advance();  // past the plan (sampling rounds, the final flush): no effect
       const StepSample sample = probe.end(times.iteration);
       const int executed = r.executed++;
       // Graph execution: ops that ran inside others (B inside L's backward) take the
@@ -192,9 +201,6 @@ RunReport run_schedules(const workload::Trace& trace,
       }
       r.steps.push_back(std::move(step));
     }
-  };
-  auto label = [](const OrderingRun& r) {
-    return fmt::format("{} ({})", r.result.ordering, r.result.execution);
   };
 
   // Baselines: the eager schedule of each execution.
@@ -223,30 +229,36 @@ RunReport run_schedules(const workload::Trace& trace,
   auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - started).count(); };
 
   for (auto& r : runs) run_iterations(r, o.warmup, false, false);
-  const int blocks = ceil_div(o.steps, o.block);
   for (int b = 0; b < blocks; ++b) {
     const int measured = std::min(o.block, o.steps - b * o.block);
     for (auto& r : runs) {
-      if (o.progress)
-        fmt::print(stderr, "run: block {}/{}: {} ({} steps)\n", b + 1, blocks, label(r), measured);
       run_iterations(r, 1, false, false);  // re-warm: the other orderings ran in between
       run_iterations(r, measured, true, false);
     }
   }
-  int round = 1;
-  cond.rounds += extend_sampling(converged, elapsed, o.max_time_s, [&] {
-    ++round;
-    if (o.progress)
-      fmt::print(stderr,
-                 "run: round {}: {} steps of each schedule (until every speedup's CI is within "
-                 "+-{} points, or {:.0f} of --max-time {} s)\n",
-                 round, o.block, o.ci_points, elapsed(), o.max_time_s);
-    for (auto& r : runs) {
-      run_iterations(r, 1, false, true);
-      run_iterations(r, o.block, true, true);
-    }
-  });
+  planned.finish();
+  int extra_rounds = 0;
+  {
+    const bool extends = o.max_time_s > 0 && !converged() && elapsed() < o.max_time_s;
+    auto share = [&] { return std::min(1.0, elapsed() / o.max_time_s); };
+    Progress sampling(fmt::format("run: sampling until every speedup's 95% CI is within +-{} "
+                                  "points, or --max-time {} s",
+                                  o.ci_points, o.max_time_s),
+                      100, extends ? std::size_t(100 * share()) : 0, o.progress && extends, "%");
+    extra_rounds = extend_sampling(converged, elapsed, o.max_time_s, [&] {
+      for (auto& r : runs) {
+        run_iterations(r, 1, false, true);
+        run_iterations(r, o.block, true, true);
+      }
+      sampling.set_fraction(share());
+    });
+  }
+  cond.rounds += extra_rounds;
   cond.converged = converged();
+  if (o.progress && extra_rounds > 0)
+    fmt::print(stderr, "run: {} sampling round(s) of {} step(s) per schedule in {:.1f} s: {}\n",
+               extra_rounds, o.block, elapsed(),
+               cond.converged ? "every speedup's CI is narrow enough" : "--max-time spent");
   for (auto& r : runs)  // the rest, e.g. forward-fused's final flush; never measured
     run_iterations(r, int(r.boundaries.size()) - 1 - r.next_iteration, false, false);
   cond.load_after = load_average();

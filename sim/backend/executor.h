@@ -24,7 +24,7 @@ struct RunOptions {
   int steps = 10;              // measured steps per ordering (the first round)
   int block = 5;               // measured steps of one ordering before switching
   std::uint64_t seed = 1;      // weights, inputs and dropout masks
-  bool progress = false;       // one line per block on stderr
+  bool progress = false;       // core/progress.h on stderr: the planned steps, then sampling
   // Extension: after the first round, more rounds of one block per schedule until every
   // speedup's 95% CI is within +-ci_points points of its speedup or the run has lasted
   // max_time_s seconds (0: no extension). Extra steps repeat the schedule's last steady

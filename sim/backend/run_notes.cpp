@@ -89,8 +89,9 @@ std::vector<std::string> describe_run(const RunReport& report, const RunOptions&
             ? fmt::format("after {:.0f} s ({} rounds, --max-time {} s) some 95% CIs are still "
                           "wider than +-{} point(s): {}",
                           c.elapsed_s, c.rounds, o.max_time_s, o.ci_points, list)
-            : fmt::format("95% CIs wider than +-{} point(s): {} (raise --steps or --max-time)",
-                          o.ci_points, list));
+            : fmt::format(
+                  "95% CIs wider than +-{} point(s): {} (raise --measured-steps or --max-time)",
+                  o.ci_points, list));
   }
   return notes;
 }

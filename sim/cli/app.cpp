@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/shared_options.h"
 #include "core/error.h"
 #include "core/memory_budget.h"
 #include "core/suggest.h"
@@ -128,6 +129,7 @@ int run_fusim(int argc, char** argv, const std::function<void(CLI::App&)>& add_b
   add_dram_command(app);
   add_bench_command(app);
   add_max_memory_option(app);
+  add_shared_options_help(app);  // last: it lists the shared options each command took
 
   std::vector<CLI::App*> chain;
   try {

@@ -24,10 +24,23 @@ void add_backend_options(CLI::App* cmd, BackendCmdOptions& opt, const BackendOpt
   cmd->add_option("--impl", opt.impl, help.impl)->capture_default_str();
   // Ranges checked at parse time (option_checks.h): --block 0 divided by zero, --threads
   // beyond the host's hardware threads made libtorch's pool hang, -1 was taken silently.
-  cmd->add_option("--steps", opt.run.steps, help.steps)
+  // One meaning per option name (issue 23, point 1): --steps is the simulated schedule's
+  // steps in schedule, simulate and sweep; the steps measured here are --measured-steps.
+  // The old spelling stays for a release, with a warning (shared_options.cpp).
+  cmd->add_option("--measured-steps", opt.run.steps, help.steps)
       ->capture_default_str()
-      ->check(int_range(1, 100000));
-  cmd->add_option("--warmup", opt.run.warmup, "Unmeasured steps per ordering first")
+      ->check(int_range(2, 100000, "a median and quartiles need two steps at least"));
+  cmd->add_option("--steps", opt.run.steps,
+                  "Deprecated spelling of --measured-steps (--steps is the simulated steps in "
+                  "simulate, sweep and schedule)")
+      ->check(int_range(2, 100000, "a median and quartiles need two steps at least"))
+      ->each([](const std::string&) {
+        fmt::print(stderr,
+                   "fusim: warning: --steps is deprecated here, say --measured-steps (--steps "
+                   "is the simulated steps in simulate, sweep and schedule)\n");
+      });
+  cmd->add_option("--warmup", opt.run.warmup,
+                  "Unmeasured steps per ordering before the --measured-steps")
       ->capture_default_str()
       ->check(int_range(0, 100000));
   // One meaning per option name (issue 23, point 1): --block is the block-fidelity unit in
@@ -53,7 +66,7 @@ void add_backend_options(CLI::App* cmd, BackendCmdOptions& opt, const BackendOpt
                                     host_threads())));
   cmd->add_option("--execution", opt.execution, help.execution)->capture_default_str();
   cmd->add_option("--max-time", opt.run.max_time_s,
-                  "After --steps, keep sampling in rounds of one block per schedule until "
+                  "After --measured-steps, keep sampling in rounds of one block per schedule until "
                   "every speedup's 95% CI is within +-(--ci-points) or the run has lasted this "
                   "many seconds (0: no extension)")
       ->capture_default_str();

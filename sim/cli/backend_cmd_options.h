@@ -26,9 +26,9 @@ struct BackendOptionHelp {
   std::string optimizer, impl, steps, block, threads, execution;
 };
 
-// Adds --device --ordering --mixed --optimizer --impl --execution --steps --warmup
-// --steps-per-block (--block: its deprecated spelling) --threads and the measurement's
-// --max-time --ci-points --min-cpu-ratio --no-pin.
+// Adds --device --ordering --mixed --optimizer --impl --execution --measured-steps (--steps:
+// its deprecated spelling) --warmup --steps-per-block (--block: its deprecated spelling)
+// --threads and the measurement's --max-time --ci-points --min-cpu-ratio --no-pin.
 void add_backend_options(CLI::App* command, BackendCmdOptions& options,
                          const BackendOptionHelp& help);
 

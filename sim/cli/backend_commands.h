@@ -24,7 +24,7 @@ inline constexpr const char* kRunDescription =
     "bootstrap interval, and notes saying what is inside the noise. Progress goes to\n"
     "stderr.\n"
     "Example:\n"
-    "  fusim run --trace resnet18 --ordering all --optimizer adam --steps 20";
+    "  fusim run --trace resnet18 --ordering all --optimizer adam --measured-steps 20";
 
 inline constexpr const char* kValidateDescription =
     "Predict (simulate on --machine) and measure (run on this host with libtorch) the\n"

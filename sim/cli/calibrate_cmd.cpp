@@ -3,7 +3,9 @@
 // `fusim simulate --machine` reads. Built only with libtorch (FUSIM_WITH_TORCH).
 #ifdef FUSIM_WITH_TORCH
 #include <fmt/format.h>
+#include <algorithm>
 #include <chrono>
+#include <memory>
 
 #include "backend/calibration.h"
 #include "backend/family_probe.h"
@@ -13,6 +15,7 @@
 #include "cli/output_format.h"
 #include "core/error.h"
 #include "core/output_file.h"
+#include "core/progress.h"
 #include "core/units.h"
 #include "exec/machine.h"
 
@@ -59,12 +62,19 @@ void run_calibrate(CalibrateCmdOptions opt) {
     // reproduce the measured ones (backend/family_probe.h).
     backend::FamilyProbeOptions fo;
     fo.threads = host.compute.threads_per_op;
-    fo.progress = [&](int done, int total, const std::string& what) {
-      if (done == 1 || done % 10 == 0 || done == total)
-        progress(fmt::format("op families {}/{}: {}", done, total, what));
+    // The shared progress reporter (core/progress.h): shapes measured, rate and ETA.
+    std::unique_ptr<Progress> bar;
+    int reported = 0;
+    fo.progress = [&](int done, int total, const std::string&) {
+      if (!bar)
+        bar = std::make_unique<Progress>("calibrate: op families", std::size_t(total), 0, true,
+                                         "shapes");
+      bar->advance(std::size_t(std::max(0, done - reported)));
+      reported = std::max(reported, done);
     };
     progress("op families: each through the backend's layer ops, fitted per family");
     costs = backend::calibrate_op_costs(host, fo);
+    if (bar) bar->finish();
     doc["compute"]["op_costs"] = compute::op_cost_model_json(costs);
     exec::parse_machine(doc, opt.output);
   }

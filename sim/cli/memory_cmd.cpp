@@ -7,6 +7,7 @@
 #include "cli/commands.h"
 #include "cli/output_format.h"
 #include "cli/plan_options.h"
+#include "cli/trace_option.h"
 #include "core/error.h"
 #include "core/units.h"
 #include "networks/networks.h"
@@ -69,7 +70,7 @@ void run_memory(const CLI::App& cmd, MemoryCmdOptions& o) {
   // The model at a microbatch size: generated (--model), or the trace file at its own batch.
   std::optional<workload::Trace> file;
   if (!o.trace.empty()) {
-    file = workload::load_trace(o.trace);
+    file = load_trace_option(o.trace);  // a file or a zoo name, as everywhere (trace_option.h)
     if (!cmd.count("--microbatch")) o.plan.microbatch = file->batch;
     if (o.plan.microbatch != file->batch)
       throw InputError(
@@ -178,7 +179,8 @@ void add_memory_command(CLI::App& app) {
       "forward. --search lists the plans of --gpus GPUs that fit, by headroom.\n"
       "Example: fusim memory --model llama-3.1-70b --tp 8 --pp 4 --dp 2 --microbatch 1\n"
       "  --global-batch 64 --recompute selective --sequence-parallel --gpu h100-sxm5");
-  cmd->add_option("--trace", opt->trace, "Trace JSON of one microbatch (its batch is b)");
+  cmd->add_option("--trace", opt->trace,
+                  std::string(kTraceOptionHelp) + "; its batch is the microbatch b");
   cmd->add_option("--model", opt->model,
                   "An LLM of fusim trace gen: gpt, llama or a preset (llama-3.1-8b, "
                   "gpt3-175b, ...)");

@@ -3,7 +3,8 @@
 // (exec/op_profile.h). Built only with libtorch (FUSIM_WITH_TORCH).
 #ifdef FUSIM_WITH_TORCH
 #include <fmt/format.h>
-#include <chrono>
+#include <algorithm>
+#include <memory>
 
 #include "backend/executor.h"
 #include "backend/op_profiler.h"
@@ -15,6 +16,7 @@
 #include "cli/trace_option.h"
 #include "core/error.h"
 #include "core/output_file.h"
+#include "core/progress.h"
 #include "schedule/request.h"
 #include "workload/trace_io.h"
 
@@ -51,12 +53,16 @@ void run_profile(ProfileCmdOptions opt) {
   // machine validate and simulate use with it (exec/op_profile.h checks the match).
   if (opt.profile.threads == 0 && opt.device == "cpu")
     opt.profile.threads = backend::allowed_cpus();
-  const auto t0 = std::chrono::steady_clock::now();
-  opt.profile.progress = [&](int done, int total, const std::string& what) {
-    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    fmt::print(stderr, "profile [{:5.1f} s] {}/{}: {}\n", s, done, total, what);
+  // The shared progress reporter (core/progress.h): ops measured, rate and ETA.
+  std::unique_ptr<Progress> bar;
+  int reported = 0;
+  opt.profile.progress = [&](int done, int total, const std::string&) {
+    if (!bar) bar = std::make_unique<Progress>("profile", std::size_t(total), 0, true, "ops");
+    bar->advance(std::size_t(std::max(0, done - reported)));
+    reported = std::max(reported, done);
   };
   exec::OpProfile profile = backend::profile_ops(trace, schedules, config, opt.profile);
+  if (bar) bar->finish();
   profile.trace = opt.trace;
   const nlohmann::json doc = exec::op_profile_json(profile);
   write_file_atomically(opt.output, doc.dump(1) + "\n", "-o");

@@ -8,6 +8,8 @@
 #include "cli/commands.h"
 #include "cli/option_checks.h"
 #include "cli/output_format.h"
+#include "cli/plan_options.h"
+#include "cli/plan_simulate.h"
 #include "cli/profile_option.h"
 #include "cli/trace_option.h"
 #include "core/compare.h"
@@ -36,6 +38,10 @@ struct SimulateCmdOptions {
   int steps = 4, warmup = 1;
   bool per_op = true;
   OutputFormat format;
+  // Issue 19: a parallel plan on a cluster (cli/plan_options.h, cli/plan_simulate.h).
+  parallel::PlanArgs plan;
+  std::string cluster;
+  bool with_plan = false, microbatch_given = false, fidelity_given = false;
 };
 
 std::string fixed(double v, int digits) {
@@ -47,8 +53,46 @@ std::string mib_text(std::int64_t bytes) {
   return bytes < 0 ? "-" : fixed(static_cast<double>(bytes) / double(1 << 20), 1);
 }
 
+// The multi-device step of a parallel plan: the cluster's GPU is the machine, `tensor` the
+// default fidelity (100-layer models), the trace one microbatch.
+void run_plan_simulate(const SimulateCmdOptions& opt) {
+  const std::pair<const char*, bool> single_device_only[] = {{"--machine", !opt.machine.empty()},
+                                                             {"--mixed", !opt.mixed.empty()},
+                                                             {"--profile", !opt.profile.empty()},
+                                                             {"--set", !opt.sets.empty()}};
+  for (auto [name, given] : single_device_only)
+    if (given)
+      throw InputError(fmt::format(
+          "{}: expected none with a parallel plan (--cluster chooses the GPU machine)", name));
+  const workload::Trace trace = load_trace_option(opt.trace);
+  PlanSimulation r;
+  parallel::PlanArgs args = opt.plan;
+  if (!opt.microbatch_given) args.microbatch = trace.batch;  // the trace is one microbatch
+  r.base.plan = parallel::parse_plan(args);
+  if (r.base.plan.microbatch != trace.batch)
+    throw InputError(fmt::format("--microbatch: expected the batch {} of {}, got {}", trace.batch,
+                                 opt.trace, r.base.plan.microbatch));
+  r.base.optimizer = opt.optimizer;
+  r.base.impl = schedule::parse_impl_option(opt.impl);
+  r.cluster = opt.cluster;
+  r.orderings = schedule::with_eager_baseline(schedule::parse_orderings(opt.ordering));
+  r.fidelity_name = opt.fidelity_given ? opt.fidelity : "tensor";
+  r.sim.fidelity = exec::parse_fidelity_name(r.fidelity_name);
+  r.sim.block_bytes = parse_size_option("--block", opt.block);
+  r.sim.chunk_bytes = parse_size_option("--chunk", opt.chunk);
+  r.trace_file = opt.trace;
+  r.timeline = opt.timeline;
+  r.format = opt.format;
+  print_plan_simulation(trace, r);
+}
+
 void run_simulate(const SimulateCmdOptions& opt) {
   check_output_path(opt.timeline, "--timeline");  // before any work
+  if (opt.with_plan) return run_plan_simulate(opt);
+  if (opt.machine.empty())
+    throw InputError(
+        "--machine: expected a machine preset or JSON file, required without a parallel "
+        "plan (--tp/--pp/... --cluster)");
   // Eager always runs: the baseline of the speedups.
   const auto orderings = schedule::with_eager_baseline(schedule::parse_orderings(opt.ordering));
   schedule::check_mixed_option(orderings, opt.mixed);
@@ -157,13 +201,18 @@ void add_simulate_command(CLI::App& app) {
       "  eager           F1..Fn, Bn..B1, U1..Un\n"
       "  backward-fused  F1..Fn, Bn Un, ..., B1 U1   (U on a 2nd stream on GPUs)\n"
       "  forward-fused   U1 F1, U2 F2, ..., Bn..B1   (U_i of step t-1 before F_i of step t)\n"
+      "With a parallel plan (--tp/--pp/--dp/... --cluster PRESET) it times one training step\n"
+      "on the cluster instead: each stage's passes at their costs from this engine on the\n"
+      "cluster's GPU (--fidelity tensor by default), its pipeline order, P2P transfers, TP\n"
+      "collectives and bucketed DP gradient reductions on contending links; per ordering the\n"
+      "step time, per stage busy / bubble / exposed communication, peak memory, weight\n"
+      "versions and gradient delay.\n"
       "Example:\n"
       "  fusim simulate --trace resnet18 --machine h100-sxm5 --optimizer adam --fidelity tensor");
   cmd->add_option("--trace", opt->trace, kTraceOptionHelp)->required();
   cmd->add_option("--machine", opt->machine,
                   "Machine preset (file stem in models/machines: h100-sxm5, xeon-8380-ddr4, "
-                  "...) or path to a machine JSON")
-      ->required();
+                  "...) or path to a machine JSON (required without a parallel plan)");
   cmd->add_option("--ordering", opt->ordering,
                   "all | comma-separated eager,backward-fused,forward-fused,mixed (mixed: with "
                   "--mixed); eager is always run as the speedup baseline")
@@ -212,10 +261,21 @@ void add_simulate_command(CLI::App& app) {
   cmd->add_option("--timeline", opt->timeline,
                   "Write a Chrome/Perfetto trace JSON (open in ui.perfetto.dev): a track per "
                   "stream, ops as slices, DRAM bandwidth counter (the shape of `fusim run "
-                  "--timeline`)");
+                  "--timeline`; with a plan: a track per device and per link)");
   cmd->add_flag("!--no-per-op", opt->per_op, "Leave the per-op list out of --json");
+  add_plan_options(cmd, opt->plan);
+  add_cluster_options(cmd, opt->plan, opt->cluster);
   add_output_flags(cmd, opt->format);
   cmd->callback([opt, cmd] {
+    opt->with_plan = plan_requested(*cmd);
+    opt->microbatch_given = cmd->count("--microbatch") > 0;
+    opt->fidelity_given = cmd->count("--fidelity") > 0;
+    if (opt->with_plan)
+      for (const char* name : {"--steps", "--warmup", "--execution", "--no-per-op"})
+        if (cmd->count(name) > 0)
+          warn_no_effect(name,
+                         "with a parallel plan (its single-device runs take 4 steps, 1 of "
+                         "them warm-up, and it reports no per-op list)");
     if (cmd->count("--block") > 0 && opt->fidelity != "block")
       warn_no_effect("--block",
                      "with --fidelity " + opt->fidelity + " (it is the unit of --fidelity block)");

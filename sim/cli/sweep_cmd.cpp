@@ -10,6 +10,7 @@
 #include "cli/commands.h"
 #include "cli/option_checks.h"
 #include "cli/output_format.h"
+#include "cli/plan_options.h"
 #include "core/error.h"
 #include "core/output_file.h"
 #include "core/table.h"
@@ -122,7 +123,9 @@ void add_sweep_command(CLI::App& app) {
       "PATH=V1,V2,...: a machine field by dotted path, cache levels by name\n"
       "(caches.LLC.size=8MiB,32MiB  caches.L2.assoc=8,16  dram.channels=1,2,4,8\n"
       "dram.preset=ddr4-3200,ddr5-5600,hbm3  dram.scheduler=fcfs,frfcfs,stream-aware),\n"
-      "or batch=16,32,64 for zoo networks. Sizes take KiB/MiB/GiB. Repeatable; the\n"
+      "or batch=16,32,64 for zoo networks, or parallel.tp=1,2,4 (parallel.pp, .dp,\n"
+      ".cp, .global_batch, .pipeline_schedule, ...: a plan on --cluster, the\n"
+      "multi-device step). Sizes take KiB/MiB/GiB. Repeatable; the\n"
       "grid is the cross product, the last --set varying fastest");
   cmd->add_option("--ordering", o->orderings,
                   "all | comma-separated eager,backward-fused,forward-fused,mixed (mixed: with "
@@ -161,8 +164,17 @@ void add_sweep_command(CLI::App& app) {
       "results.csv or results.json, written incrementally (default: a table on stdout)");
   cmd->add_flag("--resume", o->resume, "Continue an interrupted -o file of the same sweep");
   cmd->add_flag("--quiet,-q", o->quiet, "No progress bar or summary on stderr");
+  // Issue 19: a parallel plan on a cluster; --set parallel.tp=1,2,4 (parallel.pp, .dp, .cp,
+  // .global_batch, .pipeline_schedule, .virtual_stages, .recompute, .sequence_parallel,
+  // .distributed_optimizer, .bucket_size) sweeps its fields, each point a multi-device step
+  // with --machine as the GPU.
+  add_plan_options(cmd, o->sim.plan);
+  add_cluster_options(cmd, o->sim.plan, o->sim.cluster);
   add_output_flags(cmd, o->format);
-  cmd->callback([o] { run_sweep(*o); });
+  cmd->callback([o, cmd] {
+    o->sim.with_plan = plan_requested(*cmd);
+    run_sweep(*o);
+  });
 }
 
 }  // namespace fusim::cli

@@ -18,6 +18,7 @@
 #include "cli/trace_option.h"
 #include "core/compare.h"
 #include "core/error.h"
+#include "core/progress.h"
 #include "exec/machine.h"
 #include "exec/op_comparison.h"
 #include "exec/simulate.h"
@@ -78,14 +79,17 @@ void run_validate(ValidateCmdOptions opt) {
   request.device = request.gpu_streams ? schedule::DeviceKind::Gpu : schedule::DeviceKind::Cpu;
   ProfileOption profile(opt.profile, machine, sim);
   std::vector<exec::RunResult> predicted;
-  for (const auto& measured : schedules) {  // per execution, per ordering
-    request.execution = measured.execution;
-    fmt::print(stderr, "validate: simulating {} ({}) on {}\n", to_string(measured.ordering),
-               to_string(measured.execution), machine.name);
-    const auto schedule =
-        schedule::build_schedule(trace, schedule::schedule_options(measured.ordering, request));
-    sim.op_compute = profile.op_compute(trace, schedule);
-    predicted.push_back(exec::simulate(trace, schedule, machine, sim));
+  {
+    // The shared progress reporter (core/progress.h), as the measurement's below.
+    Progress bar("validate: predicting on " + machine.name, schedules.size(), 0, true, "schedules");
+    for (const auto& measured : schedules) {  // per execution, per ordering
+      request.execution = measured.execution;
+      const auto schedule =
+          schedule::build_schedule(trace, schedule::schedule_options(measured.ordering, request));
+      sim.op_compute = profile.op_compute(trace, schedule);
+      predicted.push_back(exec::simulate(trace, schedule, machine, sim));
+      bar.advance();
+    }
   }
 
   profile.report();

@@ -21,6 +21,7 @@ Tick LinkNetwork::send(int from, int to, std::int64_t bytes, Tick ready) {
   const Tick occupied = link(inter).transfer_time(bytes);
   free_at_[i] = start + occupied;
   busy_[i] += occupied;
+  if (record_) messages_.push_back({from, inter, start, free_at_[i], bytes});
   return free_at_[i] + link(inter).latency;
 }
 

@@ -11,6 +11,15 @@
 
 namespace fusim::parallel {
 
+// One message on a link, for timelines: the sending GPU's link (intra: its switch port;
+// inter: its NIC) occupied from start to end.
+struct LinkMessage {
+  int gpu = 0;
+  bool inter = false;
+  Tick start = 0, end = 0;
+  std::int64_t bytes = 0;
+};
+
 class LinkNetwork {
  public:
   LinkNetwork(const ClusterSpec& cluster, int gpus);
@@ -21,6 +30,9 @@ class LinkNetwork {
   Tick send(int from, int to, std::int64_t bytes, Tick ready);
   // Time each link of `gpu` spent sending (intra: its switch port; else its NIC).
   Tick busy(int gpu, bool inter) const { return busy_[index(gpu, inter)]; }
+  // Keep every message from now on (timelines); off by default.
+  void record(bool on) { record_ = on; }
+  const std::vector<LinkMessage>& messages() const { return messages_; }
 
  private:
   std::size_t index(int gpu, bool inter) const { return std::size_t(2 * gpu + (inter ? 1 : 0)); }
@@ -28,6 +40,8 @@ class LinkNetwork {
 
   ClusterSpec cluster_;
   std::vector<Tick> free_at_, busy_;  // per GPU: intra, inter
+  bool record_ = false;
+  std::vector<LinkMessage> messages_;
 };
 
 // A ring collective over `ranks` (GPU ids in ring order) from per-rank ready times: in step

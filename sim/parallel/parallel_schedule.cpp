@@ -12,19 +12,6 @@ std::string gib(std::int64_t bytes) {
   return fmt::format("{:.1f} GiB", double(bytes) / double(std::int64_t{1} << 30));
 }
 
-// First trace layer of each model chunk: chunk 0 from the first layer, chunk k from its
-// first block (as the memory model cuts them).
-std::vector<int> chunk_starts(const workload::Trace& trace, const ParallelPlan& plan) {
-  std::vector<int> starts{0};
-  const auto blocks = transformer_blocks(trace);
-  const auto counts = blocks_per_chunk(plan, int(blocks.size()));
-  int block = 0;
-  for (std::size_t k = 0; k + 1 < counts.size(); ++k) {
-    block += counts[k];
-    starts.push_back(blocks.at(std::size_t(block)).first);
-  }
-  return starts;
-}
 }  // namespace
 
 ParallelSchedule plan_schedule(const workload::Trace& trace, MemoryQuery query,
@@ -59,7 +46,7 @@ ParallelSchedule plan_schedule(const workload::Trace& trace, MemoryQuery query,
     return PassCosts{t, t, t};
   });
   out.unit_bubble_rate = unit.bubble_rate();
-  const auto starts = chunk_starts(trace, plan);
+  const auto starts = chunk_first_layers(trace, plan);
   const GroupShape dp = group_shape(plan.dp * plan.cp, plan.tp, g);
   for (int s = 0; s < plan.pp; ++s) {
     StageSchedule st;

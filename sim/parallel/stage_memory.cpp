@@ -35,21 +35,6 @@ constexpr std::array<std::pair<std::string_view, std::int64_t>, 5> kGpus{{
     {"h200", std::int64_t{141} << 30},
 }};
 
-// The first trace layer of each model chunk: chunk 0 from layer 0 (the embedding), chunk k
-// from the first layer of its first block; the last chunk runs to the loss.
-std::vector<int> chunk_starts(const workload::Trace& trace, const ParallelPlan& plan) {
-  std::vector<int> starts{0};
-  if (plan.chunks() == 1) return starts;
-  const auto blocks = transformer_blocks(trace);
-  const auto counts = blocks_per_chunk(plan, int(blocks.size()));
-  int block = 0;
-  for (std::size_t k = 0; k + 1 < counts.size(); ++k) {
-    block += counts[k];
-    starts.push_back(blocks.at(std::size_t(block)).first);
-  }
-  return starts;
-}
-
 // Constant buffers of one GPU: Megatron's global memory buffer for the all-gathered input of
 // a column-parallel linear under sequence parallelism (tensor_parallel/layers.py,
 // get_global_memory_buffer), sized by the largest such input; with context parallelism,
@@ -232,7 +217,7 @@ MemoryReport estimate_memory(const workload::Trace& trace, const MemoryQuery& q)
   options.memory.attention = q.attention;
   options.memory.grad_buffer = GradBuffer::PerTensor;  // lifetimes are the stage walk's
   const schedule::Schedule s = schedule::build_schedule(trace, options);
-  const ChunkProfiler profiler(trace, s, plan, chunk_starts(trace, plan));
+  const ChunkProfiler profiler(trace, s, plan, chunk_first_layers(trace, plan));
   const std::int64_t collectives = collective_buffers(trace, plan);
 
   MemoryReport report;
@@ -241,7 +226,7 @@ MemoryReport estimate_memory(const workload::Trace& trace, const MemoryQuery& q)
   report.gpu_memory = q.gpu_memory;
   StageWalk walk(profiler, plan, q.ordering, grads);
   const auto blocks = transformer_blocks(trace);
-  const auto starts = chunk_starts(trace, plan);
+  const auto starts = chunk_first_layers(trace, plan);
   const auto counts = blocks_per_chunk(plan, int(blocks.size()));
   // Asynchronous schedules stash weight versions for the backward of the microbatches in
   // flight: as many as the pipeline's timeline holds (pipeline_timing.h; PipeDream-2BW two).

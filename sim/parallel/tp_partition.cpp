@@ -68,6 +68,19 @@ std::vector<TransformerBlock> transformer_blocks(const workload::Trace& trace) {
   return best;
 }
 
+std::vector<int> chunk_first_layers(const workload::Trace& trace, const ParallelPlan& plan) {
+  std::vector<int> starts{0};
+  if (plan.chunks() == 1) return starts;
+  const auto blocks = transformer_blocks(trace);
+  const auto counts = blocks_per_chunk(plan, int(blocks.size()));
+  int block = 0;
+  for (std::size_t k = 0; k + 1 < counts.size(); ++k) {
+    block += counts[k];
+    starts.push_back(blocks.at(std::size_t(block)).first);
+  }
+  return starts;
+}
+
 TpPartition tp_partition(const workload::Trace& trace) {
   const std::size_t n = trace.layers.size();
   TpPartition tp;

@@ -28,6 +28,11 @@ struct TransformerBlock {
 // block per i, i counting up from 0. Empty when there is none.
 std::vector<TransformerBlock> transformer_blocks(const workload::Trace& trace);
 
+// The first trace layer of each of the plan's model chunks: chunk 0 from layer 0 (the
+// embedding), chunk k from the first layer of its first block (blocks_per_chunk); the last
+// chunk runs to the loss.
+std::vector<int> chunk_first_layers(const workload::Trace& trace, const ParallelPlan& plan);
+
 struct TpPartition {
   std::vector<bool> output_split;              // per layer: output split over tp ranks
   std::vector<std::vector<bool>> param_split;  // per layer, per param

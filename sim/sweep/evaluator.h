@@ -19,6 +19,7 @@ struct PointSetup {
   std::size_t trace = 0;              // index into the sweep's --trace list
   std::optional<std::int64_t> batch;  // set when `batch=` is swept
   std::vector<std::pair<std::string, nlohmann::json>> machine_overrides;  // dotted path, value
+  std::vector<std::pair<std::string, nlohmann::json>> plan_overrides;     // "parallel.tp", value
 };
 
 class Evaluator {

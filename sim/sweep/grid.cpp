@@ -141,8 +141,27 @@ std::vector<std::pair<std::string, nlohmann::json>> Grid::machine_overrides(
     const GridPoint& point) const {
   std::vector<std::pair<std::string, nlohmann::json>> out;
   for (std::size_t a = 0; a < axes_.size(); ++a)
-    if (axes_[a].path != kBatchPath) out.emplace_back(axes_[a].path, value(point, a));
+    if (axes_[a].path != kBatchPath && !is_plan_path(axes_[a].path))
+      out.emplace_back(axes_[a].path, value(point, a));
   return out;
+}
+
+bool is_plan_path(std::string_view path) {
+  return path.substr(0, kParallelPrefix.size()) == kParallelPrefix;
+}
+
+std::vector<std::pair<std::string, nlohmann::json>> Grid::plan_overrides(
+    const GridPoint& point) const {
+  std::vector<std::pair<std::string, nlohmann::json>> out;
+  for (std::size_t a = 0; a < axes_.size(); ++a)
+    if (is_plan_path(axes_[a].path)) out.emplace_back(axes_[a].path, value(point, a));
+  return out;
+}
+
+bool Grid::has_plan_axis() const {
+  for (const Axis& axis : axes_)
+    if (is_plan_path(axis.path)) return true;
+  return false;
 }
 
 }  // namespace fusim::sweep

@@ -16,6 +16,10 @@ namespace fusim::sweep {
 // The axis path that sets the trace's batch size (zoo-generated traces only); every other
 // path addresses a machine-model field ("caches.L2.size", "dram.channels").
 inline constexpr std::string_view kBatchPath = "batch";
+// Paths under "parallel." set the parallel plan of a multi-device step (issue 19:
+// parallel.tp, parallel.pp, ...; sweep/plan_axes.h), not the machine.
+inline constexpr std::string_view kParallelPrefix = "parallel.";
+bool is_plan_path(std::string_view path);
 
 // One swept parameter. Values are typed the way the machine JSON wants them: sizes with a
 // unit become integers of bytes ("8MiB" -> 8388608), plain numbers stay numbers, "true" and
@@ -65,6 +69,9 @@ class Grid {
   // (path, value) of every machine axis at `point`, in --set order.
   std::vector<std::pair<std::string, nlohmann::json>> machine_overrides(
       const GridPoint& point) const;
+  // (path, value) of every parallel-plan axis ("parallel.tp") at `point`, in --set order.
+  std::vector<std::pair<std::string, nlohmann::json>> plan_overrides(const GridPoint& point) const;
+  bool has_plan_axis() const;
 
  private:
   std::vector<std::string> traces_;

@@ -5,11 +5,13 @@
 #include <optional>
 
 #include "core/error.h"
+#include "exec/cluster_step.h"
 #include "exec/op_profile.h"
 #include "exec/simulate.h"
 #include "mem/residency/dram_curve.h"
 #include "mem/residency/dram_curve_file.h"
 #include "networks/networks.h"
+#include "parallel/parallel_schedule.h"
 #include "schedule/request.h"
 #include "workload/trace_io.h"
 
@@ -27,7 +29,86 @@ std::string describe(const PointSetup& point) {
   for (const auto& [path, value] : point.machine_overrides)
     text += fmt::format("{}{}={}", text.empty() ? "" : " ", path, value_text(value));
   if (point.batch) text += fmt::format("{}batch={}", text.empty() ? "" : " ", *point.batch);
+  for (const auto& [path, value] : point.plan_overrides)
+    text += fmt::format("{}{}={}", text.empty() ? "" : " ", path, value_text(value));
   return text;
+}
+
+// The plan of a grid point: the sweep's plan options with the point's parallel.* values, as
+// the command line would give them (parse_plan checks them the same way).
+parallel::PlanArgs plan_at(parallel::PlanArgs a, const PointSetup& point) {
+  for (const auto& [path, v] : point.plan_overrides) {
+    const std::string option = "--set " + path;
+    const std::string field = path.substr(kParallelPrefix.size());
+    auto integer = [&]() -> std::int64_t {
+      if (!v.is_number_integer())
+        throw InputError(option, "", fmt::format("an integer, got {}", value_text(v)));
+      return v.get<std::int64_t>();
+    };
+    auto small = [&]() -> int {
+      const std::int64_t i = integer();
+      if (i < -(1 << 20) || i > (1 << 20))
+        throw InputError(option, "", fmt::format("a count of at most 2^20, got {}", i));
+      return int(i);
+    };
+    auto text = [&]() -> std::string {
+      if (!v.is_string())
+        throw InputError(option, "", fmt::format("a name, got {}", value_text(v)));
+      return v.get<std::string>();
+    };
+    auto flag = [&]() -> bool {
+      if (!v.is_boolean())
+        throw InputError(option, "", fmt::format("true or false, got {}", value_text(v)));
+      return v.get<bool>();
+    };
+    if (field == "tp")
+      a.tp = small();
+    else if (field == "pp")
+      a.pp = small();
+    else if (field == "dp")
+      a.dp = small();
+    else if (field == "cp")
+      a.cp = small();
+    else if (field == "global_batch")
+      a.global_batch = integer();
+    else if (field == "pipeline_schedule")
+      a.schedule = text();
+    else if (field == "virtual_stages")
+      a.virtual_stages = small();
+    else if (field == "recompute")
+      a.recompute = text();
+    else if (field == "sequence_parallel")
+      a.sequence_parallel = flag();
+    else if (field == "distributed_optimizer")
+      a.distributed_optimizer = flag();
+    else if (field == "bucket_size")
+      a.bucket_size = integer();
+    else
+      throw InputError(
+          "--set", "",
+          fmt::format("a parallel path of parallel.tp, parallel.pp, parallel.dp, parallel.cp, "
+                      "parallel.global_batch, parallel.pipeline_schedule, parallel.virtual_stages, "
+                      "parallel.recompute, parallel.sequence_parallel, "
+                      "parallel.distributed_optimizer, parallel.bucket_size, got {}",
+                      path));
+  }
+  return a;
+}
+
+// The checked plan of a point for one ordering: the plan's own rules, the model's, the
+// cluster's and the memory per GPU (parallel_schedule.h), as `fusim simulate` checks them.
+parallel::ParallelSchedule plan_layout(const parallel::PlanArgs& base, const PointSetup& point,
+                                       const workload::Trace& trace, schedule::Ordering ordering,
+                                       const std::string& optimizer, const std::string& impl,
+                                       const std::string& cluster) {
+  parallel::PlanArgs args = plan_at(base, point);
+  args.microbatch = trace.batch;  // the trace is one microbatch
+  parallel::MemoryQuery q;
+  q.plan = parallel::parse_plan(args);
+  q.ordering = ordering;
+  q.optimizer = optimizer;
+  q.impl = schedule::parse_impl_option(impl);
+  return parallel::plan_schedule(trace, q, parallel::cluster_preset(cluster));
 }
 
 }  // namespace
@@ -50,6 +131,18 @@ SimEvaluator::SimEvaluator(const Study& study, SimSweepOptions options)
                      fmt::format("at least --warmup + 2 = {} (warm-up, a measured step, and the "
                                  "step that holds forward-fused's final flush), got {}",
                                  options_.warmup_steps + 2, options_.steps));
+  options_.with_plan = options_.with_plan || grid.has_plan_axis();
+  if (options_.with_plan) {
+    if (options_.cluster.empty())
+      throw InputError("--cluster", "",
+                       fmt::format("a cluster preset ({}) with a parallel plan or parallel.* paths",
+                                   parallel::cluster_presets()));
+    parallel::cluster_preset(options_.cluster);
+    for (const std::string& name : study.orderings())
+      if (name == "mixed")
+        throw InputError("--ordering", "",
+                         "eager, backward-fused or forward-fused with a parallel plan, got mixed");
+  }
   schedule::ScheduleRequest request;
   request.impl = schedule::parse_impl_option(options_.impl);
   request.steps = options_.steps;  // the same for every ordering: a like-for-like step
@@ -151,6 +244,14 @@ void SimEvaluator::check_point(const PointSetup& point) {
     // hours of other points.
     const std::string key = machine_key(point);
     if (!machines_.count(key)) machines_.emplace(key, build_machine(point));
+    if (options_.with_plan)
+      for (const auto& entry : schedules_) {
+        const ScheduleKey& k = entry.first;
+        if (std::get<0>(k) == point.trace && std::get<1>(k) == point.batch.value_or(-1))
+          plan_layout(options_.plan, point, traces_.at(trace_key(point)),
+                      *schedule::parse_ordering(std::get<2>(k)), std::get<3>(k), options_.impl,
+                      options_.cluster);
+      }
   } catch (const InputError& e) {
     std::string where = describe(point);
     if (where.empty()) throw;  // no --set: the machine itself is at fault, as it says
@@ -169,6 +270,7 @@ exec::RunResult SimEvaluator::run(const PointSetup& point, const std::string& or
   std::optional<exec::Machine> built;
   const exec::Machine& machine =
       it != machines_.end() ? it->second : built.emplace(build_machine(point));
+  if (options_.with_plan) return run_plan(point, trace, machine, ordering, optimizer);
   exec::SimOptions so;
   so.fidelity = exec::parse_fidelity_name(options_.fidelity);
   so.warmup_steps = options_.warmup_steps;
@@ -176,6 +278,33 @@ exec::RunResult SimEvaluator::run(const PointSetup& point, const std::string& or
   const auto key = ScheduleKey{point.trace, point.batch.value_or(-1), ordering, optimizer};
   if (auto c = op_compute_.find(key); c != op_compute_.end()) so.op_compute = c->second;
   return exec::simulate(trace, schedule, machine, so);
+}
+
+exec::RunResult SimEvaluator::run_plan(const PointSetup& point, const workload::Trace& trace,
+                                       const exec::Machine& machine, const std::string& ordering,
+                                       const std::string& optimizer) const {
+  const schedule::Ordering o = *schedule::parse_ordering(ordering);
+  const parallel::ParallelSchedule layout =
+      plan_layout(options_.plan, point, trace, o, optimizer, options_.impl, options_.cluster);
+  exec::ClusterStepRequest q;
+  q.plan = layout.plan;
+  q.cluster = parallel::cluster_preset(options_.cluster);
+  q.ordering = o;
+  q.optimizer = optimizer;
+  q.impl = schedule::parse_impl_option(options_.impl);
+  q.memory.mixed_precision = true;  // Megatron-LM's recipe, as the memory check has it
+  q.sim.fidelity = exec::parse_fidelity_name(options_.fidelity);
+  q.sim.dram_curves = dram_curves_;
+  const parallel::StepTiming timing = exec::simulate_cluster_step(trace, machine, q);
+  exec::RunResult r;
+  r.executor = "sim";
+  r.ordering = ordering;
+  r.optimizer = optimizer;
+  r.impl = options_.impl;
+  r.execution = "layers";
+  exec::set_step_times(r, {timing.step_time});
+  r.peak_memory_bytes = layout.memory.max_total;  // the fullest GPU's estimate
+  return r;
 }
 
 }  // namespace fusim::sweep

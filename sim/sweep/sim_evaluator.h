@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "exec/machine.h"
+#include "parallel/plan.h"
 #include "schedule/schedule.h"
 #include "sweep/evaluator.h"
 #include "sweep/study.h"
@@ -34,6 +35,12 @@ struct SimSweepOptions {
   // op's compute time is solved once on the base machine (before --set), and every grid
   // point simulates its memory around it (exec/op_profile.h).
   std::string profile;
+  // Issue 19: a parallel plan on a cluster (the sweep's --tp, --pp, ... and --cluster); the
+  // grid's parallel.* paths set its fields per point. Each point is then one multi-device
+  // step (exec/cluster_step.h) with --machine as the GPU.
+  parallel::PlanArgs plan;
+  std::string cluster;
+  bool with_plan = false;  // plan options given (parallel.* axes turn it on too)
 };
 
 class SimEvaluator : public Evaluator {
@@ -56,6 +63,10 @@ class SimEvaluator : public Evaluator {
   using ScheduleKey = std::tuple<std::size_t, std::int64_t, std::string, std::string>;
 
   exec::Machine build_machine(const PointSetup& point) const;
+  // The multi-device step of a plan point (with_plan).
+  exec::RunResult run_plan(const PointSetup& point, const workload::Trace& trace,
+                           const exec::Machine& machine, const std::string& ordering,
+                           const std::string& optimizer) const;
   TraceKey trace_key(const PointSetup& point) const;
 
   SimSweepOptions options_;

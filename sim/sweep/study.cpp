@@ -64,6 +64,7 @@ PointSetup Study::setup(const GridPoint& point) const {
   setup.trace = point.trace;
   if (auto b = grid_.batch_axis()) setup.batch = grid_.value(point, *b).get<std::int64_t>();
   setup.machine_overrides = grid_.machine_overrides(point);
+  setup.plan_overrides = grid_.plan_overrides(point);
   return setup;
 }
 

@@ -186,7 +186,9 @@ TEST_CASE("run's notes: inside or outside the noise, busy machine, dropped steps
       has("backward-fused: 1.020x eager, 95% CI [0.990, 1.050]: inside the noise, this run "
           "cannot tell it from eager"));
   // Half width 3 points >= 1: said, with the way to narrow it.
-  CHECK(has("95% CIs wider than +-1 point(s): backward-fused +-3.0 (raise --steps or --max-time)"));
+  CHECK(
+      has("95% CIs wider than +-1 point(s): backward-fused +-3.0 (raise --measured-steps or "
+          "--max-time)"));
   report.speedups[1].low = 1.015;
   report.speedups[1].high = 1.025;
   report.conditions.load_before = 0.3;

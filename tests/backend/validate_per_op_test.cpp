@@ -23,7 +23,7 @@ nlohmann::json run_json(const std::string& args, const std::string& out) {
 TEST_CASE("validate --per-op --per-layer --json: contract fields and sums") {
   const auto doc = run_json(
       "validate --trace tests/backend/tiny_convnet.json --machine xeon-8380-ddr4 "
-      "--ordering eager,backward-fused --optimizer sgd --steps 2 --warmup 0 --steps-per-block 2 "
+      "--ordering eager,backward-fused --optimizer sgd --measured-steps 2 --warmup 0 --steps-per-block 2 "
       "--threads 1 --max-time 0 --sim-steps 4 --per-op --per-layer --json",
       FUSIM_BINARY_DIR "/tests/backend/validate_per_op.json");
   REQUIRE(doc.at("results").size() == 2);

@@ -36,7 +36,7 @@ MODELS = [
 
 def run_step(path, orderings="eager"):
     r = subprocess.run([FUSIM, "run", "--trace", path, "--ordering", orderings, "--optimizer",
-                        "adam", "--steps", "2", "--warmup", "0", "--steps-per-block", "2", "--max-time", "0",
+                        "adam", "--measured-steps", "2", "--warmup", "0", "--steps-per-block", "2", "--max-time", "0",
                         "--json"],
                        capture_output=True, text=True, timeout=600)
     return r

@@ -115,3 +115,20 @@ TEST_CASE("value_text writes cells the same way every time") {
   CHECK(value_text(nlohmann::json("hbm3")) == "hbm3");
   CHECK(value_text(nlohmann::json(false)) == "false");
 }
+
+TEST_CASE("parallel.* paths are plan axes (issue 19), not machine overrides") {
+  Grid grid({"gpt2"}, {parse_axis("parallel.tp=1,2"), parse_axis("dram.channels=4"),
+                       parse_axis("parallel.pipeline_schedule=1f1b,zb-v")});
+  CHECK(grid.size() == 4);
+  CHECK(grid.has_plan_axis());
+  CHECK_FALSE(Grid({"gpt2"}, {parse_axis("dram.channels=4")}).has_plan_axis());
+  const auto machine = grid.machine_overrides(grid.point(3));
+  REQUIRE(machine.size() == 1);
+  CHECK(machine[0].first == "dram.channels");
+  const auto plan = grid.plan_overrides(grid.point(3));  // 3 = tp 2, zb-v
+  REQUIRE(plan.size() == 2);
+  CHECK(plan[0].first == "parallel.tp");
+  CHECK(plan[0].second == 2);
+  CHECK(plan[1].first == "parallel.pipeline_schedule");
+  CHECK(plan[1].second == "zb-v");
+}
