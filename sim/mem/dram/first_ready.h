@@ -101,7 +101,7 @@ class FirstReadyChoice {
   std::vector<std::uint64_t> seq_, key_low_;
   std::vector<Chosen> chosen_;
   std::vector<std::uint64_t> stale_;  // [queue * words + word]: candidates to work out again
-  const bool vector_pass_;            // the CPU runs the AVX-512 form of the pass
+  const int vector_pass_;  // lanes of the pass's vector form here: 8 (AVX-512), 4 (AVX2), 0
   // What the last choice chose, for weigh().
   bool chosen_hit_ = false;
   std::uint64_t chosen_seq_ = BankQueues::kNone;

@@ -1,6 +1,8 @@
 #include "mem/dram/trace_replay.h"
 
 #include <fmt/format.h>
+#include <sys/stat.h>
+#include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -76,61 +78,63 @@ bool is_space(char c) {
   return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
 }
 
-// The plain case, without allocating: "ADDR OP CYCLE" with a hexadecimal (0x, up to 16
-// digits) or decimal (no leading zero, up to 19 digits) address, one of the known
-// operations and a decimal cycle of up to 18 digits. Returns false for anything else.
+// The value of a hexadecimal digit, 16 for any other byte.
+constexpr std::array<std::uint8_t, 256> kHexValue = [] {
+  std::array<std::uint8_t, 256> t{};
+  for (auto& v : t) v = 16;
+  for (int c = '0'; c <= '9'; ++c) t[c] = static_cast<std::uint8_t>(c - '0');
+  for (int c = 'a'; c <= 'f'; ++c) t[c] = static_cast<std::uint8_t>(c - 'a' + 10);
+  for (int c = 'A'; c <= 'F'; ++c) t[c] = static_cast<std::uint8_t>(c - 'A' + 10);
+  return t;
+}();
+
+bool is_digit(char c) {
+  return static_cast<unsigned char>(c - '0') < 10;
+}
+
+// The plain case, in one pass and without allocating: "ADDR OP CYCLE" with a hexadecimal
+// (0x, up to 16 digits) or decimal (no leading zero, up to 19 digits) address, one of the
+// known operations and a decimal cycle of up to 18 digits. Returns false for anything else,
+// a NUL byte anywhere included (it is no space, digit or operation letter), so such lines
+// take the slow path and its error. (Accumulators are unsigned: a too-long number wraps
+// harmlessly before it is refused.)
 bool parse_line_fast(const char* p, const char* end, TraceRequest& r) {
   while (p < end && is_space(*p)) ++p;
-  const char* a = p;
-  while (p < end && !is_space(*p)) ++p;
-  const char* a_end = p;
-  while (p < end && is_space(*p)) ++p;
-  const char* o = p;
-  while (p < end && !is_space(*p)) ++p;
-  const char* o_end = p;
-  while (p < end && is_space(*p)) ++p;
-  const char* c = p;
-  while (p < end && !is_space(*p)) ++p;
-  const char* c_end = p;
-  while (p < end && is_space(*p)) ++p;
-  if (p != end || c == c_end) return false;  // not exactly three tokens
+  const char* const a = p;
   std::uint64_t addr = 0;
-  if (a_end - a > 2 && a[0] == '0' && (a[1] == 'x' || a[1] == 'X')) {
-    if (a_end - a > 18) return false;
-    for (const char* q = a + 2; q < a_end; ++q) {
-      const char ch = *q;
-      const int d = ch >= '0' && ch <= '9'   ? ch - '0'
-                    : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10
-                    : ch >= 'A' && ch <= 'F' ? ch - 'A' + 10
-                                             : -1;
-      if (d < 0) return false;
-      addr = addr << 4 | static_cast<std::uint64_t>(d);
-    }
+  if (end - p > 2 && p[0] == '0' && (p[1] == 'x' || p[1] == 'X')) {
+    p += 2;
+    const char* const digits = p;
+    for (std::uint8_t d; p < end && (d = kHexValue[static_cast<unsigned char>(*p)]) < 16; ++p)
+      addr = addr << 4 | d;
+    if (p == digits || p - digits > 16) return false;
   } else {
-    if (a_end - a > 19 || (a[0] == '0' && a_end - a > 1)) return false;  // (octal: slow path)
-    for (const char* q = a; q < a_end; ++q) {
-      if (*q < '0' || *q > '9') return false;
-      addr = addr * 10 + static_cast<std::uint64_t>(*q - '0');
-    }
+    for (; p < end && is_digit(*p); ++p) addr = addr * 10 + static_cast<std::uint64_t>(*p - '0');
+    if (p == a || p - a > 19 || (a[0] == '0' && p - a > 1)) return false;  // (octal: slow path)
   }
-  const auto len = static_cast<std::size_t>(o_end - o);
-  auto is = [o, len](const char* name) {
-    return std::char_traits<char>::length(name) == len && std::memcmp(o, name, len) == 0;
+  if (p == end || !is_space(*p)) return false;  // the address token ends here
+  while (p < end && is_space(*p)) ++p;
+  const char* const o = p;
+  while (p < end && !is_space(*p)) ++p;
+  const auto len = static_cast<std::size_t>(p - o);
+  auto is = [o, len](const char* name, std::size_t n) {
+    return n == len && std::memcmp(o, name, n) == 0;
   };
-  if (is("READ") || is("read") || is("P_MEM_RD") || is("IFETCH"))
+  if (is("READ", 4) || is("read", 4) || is("P_MEM_RD", 8) || is("IFETCH", 6))
     r.is_write = false;
-  else if (is("WRITE") || is("write") || is("P_MEM_WR"))
+  else if (is("WRITE", 5) || is("write", 5) || is("P_MEM_WR", 8))
     r.is_write = true;
   else
     return false;
-  if (c_end - c > 18) return false;
-  Cycle cycle = 0;
-  for (const char* q = c; q < c_end; ++q) {
-    if (*q < '0' || *q > '9') return false;
-    cycle = cycle * 10 + (*q - '0');
-  }
+  while (p < end && is_space(*p)) ++p;
+  const char* const c = p;
+  std::uint64_t cycle = 0;
+  for (; p < end && is_digit(*p); ++p) cycle = cycle * 10 + static_cast<std::uint64_t>(*p - '0');
+  if (p == c || p - c > 18) return false;
+  while (p < end && is_space(*p)) ++p;
+  if (p != end) return false;  // exactly three tokens
   r.addr = addr;
-  r.arrival = cycle;
+  r.arrival = static_cast<Cycle>(cycle);
   return true;
 }
 
@@ -144,6 +148,9 @@ std::vector<TraceRequest> read_dramsim3_trace(const std::string& path) {
   // (whole lines, not fixed-size reads: a long line must not be read as several requests,
   // and a NUL byte must not silently cut a line short; both found by fuzz_dram_trace).
   std::string text;
+  struct stat st;  // (a regular file's size: one allocation for the whole text)
+  if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0)
+    text.reserve(static_cast<std::size_t>(st.st_size));
   char chunk[1 << 16];
   for (std::size_t got; (got = std::fread(chunk, 1, sizeof chunk, f)) > 0;) text.append(chunk, got);
   if (std::ferror(f))
@@ -162,18 +169,18 @@ std::vector<TraceRequest> read_dramsim3_trace(const std::string& path) {
     const auto length = static_cast<std::size_t>(line_end - p);
     const char* body_end = line_end;
     while (body_end > p && (body_end[-1] == '\n' || body_end[-1] == '\r')) --body_end;
-    const char* first = p;
-    while (first < body_end && (*first == ' ' || *first == '\t')) ++first;
     TraceRequest r;
     bool request;
-    if (length <= 1024 && std::memchr(p, '\0', length) == nullptr &&
-        (first == body_end || *first == '#')) {
-      request = false;  // blank or comment
-    } else if (length <= 1024 && std::memchr(p, '\0', length) == nullptr &&
-               parse_line_fast(p, body_end, r)) {
-      request = true;
+    if (length <= 1024 && parse_line_fast(p, body_end, r)) {
+      request = true;  // (a blank or comment line is no plain request line)
     } else {
-      request = parse_line_slow(path, line_no, std::string(p, length), r);
+      const char* first = p;
+      while (first < body_end && (*first == ' ' || *first == '\t')) ++first;
+      if (length <= 1024 && std::memchr(p, '\0', length) == nullptr &&
+          (first == body_end || *first == '#'))
+        request = false;  // blank or comment
+      else
+        request = parse_line_slow(path, line_no, std::string(p, length), r);
     }
     p = line_end;
     if (!request) continue;
