@@ -62,6 +62,35 @@ exec::SimOptions no_warmup() {
   o.warmup_steps = 0;
   return o;
 }
+
+// The profile tests' case: the MLP's SGD foreach schedule of 3 steps.
+schedule::Schedule sgd_foreach(const workload::Trace& trace) {
+  schedule::ScheduleOptions so;
+  so.optimizer = "sgd";
+  so.impl = schedule::OptimizerImpl::Foreach;
+  so.steps = 3;
+  return schedule::build_schedule(trace, so);
+}
+
+// A warm profile ("p.json") of every distinct op of `s`, measured at 3, 4, 5 ... us.
+exec::OpProfile stepped_profile(const workload::Trace& trace, const schedule::Schedule& s,
+                                int threads) {
+  exec::OpProfile profile;
+  profile.file = "p.json";
+  profile.optimizer = "sgd";
+  profile.impl = "foreach";
+  profile.device = "cpu";
+  profile.threads = threads;
+  for (const auto& d : exec::distinct_ops(trace, s)) {
+    exec::ProfiledOp p;
+    p.signature = d.signature;
+    p.kind = "F";  // what the reader requires; not used by the solver
+    p.median = us(3) + us(1) * Tick(profile.ops.size());
+    p.repeats = 5;
+    profile.ops.push_back(p);
+  }
+  return profile;
+}
 }  // namespace
 
 TEST_CASE("cost fit: recovers a GEMM family's fixed cost, efficiency and half sizes") {
@@ -228,26 +257,10 @@ TEST_CASE("an op measured in isolation and simulated in isolation gives its time
 
 TEST_CASE("a profile drives every op of a schedule, and a missing op is named") {
   const auto trace = mlp();
-  schedule::ScheduleOptions so;
-  so.optimizer = "sgd";
-  so.impl = schedule::OptimizerImpl::Foreach;
-  so.steps = 3;
-  const auto s = schedule::build_schedule(trace, so);
+  const auto s = sgd_foreach(trace);
   const auto m = test::defaults::tiny_cpu().memory(50, 8).build();
-  exec::OpProfile profile;
-  profile.file = "p.json";
-  profile.optimizer = "sgd";
-  profile.impl = "foreach";
-  profile.device = "cpu";
-  profile.threads = m.compute.threads_per_op;
+  exec::OpProfile profile = stepped_profile(trace, s, m.compute.threads_per_op);
   const auto distinct = exec::distinct_ops(trace, s);
-  for (const auto& d : distinct) {
-    exec::ProfiledOp p;
-    p.signature = d.signature;
-    p.median = us(3) + us(1) * Tick(profile.ops.size());  // 3, 4, 5 ... us
-    p.repeats = 5;
-    profile.ops.push_back(p);
-  }
   exec::ProfiledCompute pc(profile, m, no_warmup());
   const auto compute = pc.op_compute(trace, s);
   CHECK(pc.solved() == int(distinct.size()));
@@ -316,25 +329,9 @@ TEST_CASE("profile files: round trip and strict reading") {
 
 TEST_CASE("a profile's cold times scale each op's simulated penalty to the measured one") {
   const auto trace = mlp();
-  schedule::ScheduleOptions so;
-  so.optimizer = "sgd";
-  so.impl = schedule::OptimizerImpl::Foreach;
-  so.steps = 3;
-  const auto s = schedule::build_schedule(trace, so);
+  const auto s = sgd_foreach(trace);
   const auto m = test::defaults::tiny_cpu().memory(50, 8).build();
-  exec::OpProfile warm;
-  warm.file = "p.json";
-  warm.optimizer = "sgd";
-  warm.impl = "foreach";
-  warm.threads = m.compute.threads_per_op;
-  for (const auto& d : exec::distinct_ops(trace, s)) {
-    exec::ProfiledOp p;
-    p.signature = d.signature;
-    p.kind = "F";  // what the reader requires; not used by the solver
-    p.median = us(3) + us(1) * Tick(warm.ops.size());
-    p.repeats = 5;
-    warm.ops.push_back(p);
-  }
+  const exec::OpProfile warm = stepped_profile(trace, s, m.compute.threads_per_op);
   // The model's cold penalty of each op at its solved compute, S_cold - S_warm.
   exec::ProfiledCompute solver(warm, m, no_warmup());
   const auto c = solver.op_compute(trace, s);
