@@ -8,6 +8,7 @@
 #include "cli/commands.h"
 #include "cli/option_checks.h"
 #include "core/error.h"
+#include "core/memory_budget.h"
 #include "core/output_file.h"
 #include "networks/networks.h"
 #include "workload/trace_io.h"
@@ -40,6 +41,8 @@ std::string command_line(const CLI::App& gen, const GenOptions& o) {
   return cmd + " -o " + o.output;
 }
 
+constexpr std::uint64_t kTraceBytesPerBlock = 16 << 10;
+
 // Sizes that the chosen network does not have are warned about, not taken silently
 // (`trace gen resnet18 --layers 3` gave the 18 layers of resnet18 without a word).
 void warn_unused_sizes(const CLI::App& gen, const std::string& network) {
@@ -71,6 +74,13 @@ void run_gen(const CLI::App& gen, GenOptions& o) {
           fmt::format("--dtype: expected float16, bfloat16 or float32, got \"{}\"", o.dtype));
   }
   warn_unused_sizes(gen, o.network);
+  // Refused before generating (10^7 blocks ran for minutes, then would have been refused by
+  // the reader at kMaxJsonFileBytes anyway): a block costs ~16 KiB here, as its layers'
+  // structs, JSON DOM and text (a llama block's JSON is ~6 KiB).
+  if (gen.count("--layers") && o.net.layers > 0)
+    check_memory_budget("--layers", "",
+                        "generated trace (each block's layers in memory and as JSON)",
+                        std::uint64_t(o.net.layers), kTraceBytesPerBlock);
   check_output_path(o.output, "-o");
   o.net.source = command_line(gen, o);
   workload::Trace trace = networks::make_network(o.network, o.net);

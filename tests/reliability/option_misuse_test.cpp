@@ -76,6 +76,11 @@ std::vector<Case> cases() {
        "",
        "trace gen resnet18 --resolution 100000 --batch 1000 -o t.json",
        {"resnet18 at --batch 1000", "2^40", "--resolution"}},
+      // Ran for minutes before (issue 21, point 3): refused before generating.
+      {"trace gen of 10^7 transformer blocks",
+       "",
+       "trace gen gpt2-small --layers 10000000 -o t.json",
+       {"--layers", "generated trace", "memory budget of", "GiB"}},
       {"--max-memory below a machine's cache state",
        "",
        kSim + " --max-memory 1KiB",
