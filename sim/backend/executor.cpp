@@ -116,6 +116,7 @@ RunReport run_schedules(const workload::Trace& trace,
   using Clock = std::chrono::steady_clock;
   const Clock::time_point started = Clock::now();
   check_run_options(o);
+  if (o.device == "cpu") check_host_memory(schedules);
   RunReport report;
   auto& cond = report.conditions;
   cond.load_before = load_average();

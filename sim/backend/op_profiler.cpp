@@ -96,6 +96,7 @@ exec::OpProfile profile_ops(const workload::Trace& trace,
   // Distinct values, written once, so the pages exist before any timed run.
   std::vector<std::int64_t> evict(std::size_t(o.evict_bytes) / sizeof(std::int64_t));
   for (std::size_t i = 0; i < evict.size(); ++i) evict[i] = std::int64_t(i);
+  if (o.device == "cpu") check_host_memory({schedules[0]});
   if (o.threads > 0) at::set_num_threads(o.threads);
   keep_freed_memory_in_heap();  // as measured runs do (backend/host_allocator.h)
   const schedule::Schedule& eager = schedules[0];

@@ -93,32 +93,43 @@ std::vector<Case> cases() {
   };
 #ifdef FUSIM_WITH_TORCH
   const std::string run = "run --trace " + kTrace + " --ordering eager";
-  for (Case c : std::vector<Case>{
-           // SIGFPE before: a division by the block size.
-           {"run --block 0", "", run + " --block 0", {"--block", "[1, 100000]", "got 0"}},
-           // Hung before: libtorch asked for 100000 intra-op threads.
-           {"run --threads 100000",
-            "",
-            run + " --threads 100000",
-            {"--threads", "hardware threads", "got 100000"}},
-           // Accepted silently before.
-           {"run --threads -1", "", run + " --threads -1", {"--threads", "got -1"}},
-           {"run --steps 0", "", run + " --steps 0", {"--steps", "got 0"}},
-           // A GPU model compared with CPU measurements without a word before.
-           {"validate a GPU model on the CPU",
-            "",
-            "validate --trace " + kTrace + " --machine h100-sxm5 --device cpu",
-            {"--machine", "h100-sxm5 is a GPU model", "--device cpu", "--force"}},
-           {"validate --warmup -2",
-            "",
-            "validate --trace " + kTrace + " --machine xeon-8380-ddr4 --warmup -2",
-            {"--warmup", "got -2"}},
-           // No effect with a profile file (its cold times are measured already).
-           {"validate --evict without --profile auto",
-            "",
-            "validate --trace " + kTrace + " --machine xeon-8380-ddr4 --evict 64MiB",
-            {"--evict", "only with --profile auto"}},
-       })
+  for (
+      Case c : std::vector<Case>{
+          // SIGFPE before: a division by the block size.
+          {"run --block 0", "", run + " --block 0", {"--block", "[1, 100000]", "got 0"}},
+          // Hung before: libtorch asked for 100000 intra-op threads.
+          {"run --threads 100000",
+           "",
+           run + " --threads 100000",
+           {"--threads", "hardware threads", "got 100000"}},
+          // Accepted silently before.
+          {"run --threads -1", "", run + " --threads -1", {"--threads", "got -1"}},
+          {"run --steps 0", "", run + " --steps 0", {"--steps", "got 0"}},
+          // A GPU model compared with CPU measurements without a word before.
+          {"validate a GPU model on the CPU",
+           "",
+           "validate --trace " + kTrace + " --machine h100-sxm5 --device cpu",
+           {"--machine", "h100-sxm5 is a GPU model", "--device cpu", "--force"}},
+          {"validate --warmup -2",
+           "",
+           "validate --trace " + kTrace + " --machine xeon-8380-ddr4 --warmup -2",
+           {"--warmup", "got -2"}},
+          // No effect with a profile file (its cold times are measured already).
+          // An uncaught libtorch allocation error before (issue 21, point 3): 2^40 weights.
+          {"run of 2^40 parameters",
+           R"({"format":"fusim-trace","version":1,"model":"huge","batch":2,"dtype":"float32","source":"test",
+  "inputs":[{"name":"input","shape":[2,1048576]},{"name":"target","shape":[2],"dtype":"int64"}],
+  "layers":[{"id":0,"name":"fc1","op":"linear","attrs":{"bias":false},"inputs":["input"],
+   "output":[2,1048576],"params":[{"name":"fc1.weight","shape":[1048576,1048576]}]},
+  {"id":1,"name":"loss","op":"cross_entropy","attrs":{},"inputs":[0,"target"],"output":[]}]})",
+           "run --trace {f} --ordering eager --measured-steps 2",
+           {"--trace", "available memory", "12288.0 GiB"},
+           "huge.json"},
+          {"validate --evict without --profile auto",
+           "",
+           "validate --trace " + kTrace + " --machine xeon-8380-ddr4 --evict 64MiB",
+           {"--evict", "only with --profile auto"}},
+      })
     out.push_back(c);
 #endif
   return out;
