@@ -37,7 +37,10 @@ std::string describe(const PointSetup& point) {
 // The plan of a grid point: the sweep's plan options with the point's parallel.* values, as
 // the command line would give them (parse_plan checks them the same way).
 parallel::PlanArgs plan_at(parallel::PlanArgs a, const PointSetup& point) {
-  for (const auto& [path, v] : point.plan_overrides) {
+  for (const auto& entry : point.plan_overrides) {
+    // Not a structured binding: C++17 lambdas cannot capture one (clang refuses it).
+    const std::string& path = entry.first;
+    const auto& v = entry.second;
     const std::string option = "--set " + path;
     const std::string field = path.substr(kParallelPrefix.size());
     auto integer = [&]() -> std::int64_t {
