@@ -9,6 +9,7 @@
 #include "backend/device_timer.h"
 #include "backend/executor.h"
 #include "backend/host_allocator.h"
+#include "backend/run_plan.h"
 #include "backend/step_probe.h"
 #include "backend/training_state.h"
 #include "compute/op_signature.h"
@@ -199,6 +200,22 @@ exec::OpProfile profile_trace(const workload::Trace& trace, const std::string& o
   // validate and simulate use with it (exec/op_profile.h checks the match).
   if (options.threads == 0 && options.device == "cpu") options.threads = allowed_cpus();
   return profile_ops(trace, schedules, optimizer_config(optimizer), options);
+}
+
+exec::OpProfile profile_in_step(const workload::Trace& trace, const std::string& optimizer,
+                                schedule::OptimizerImpl impl, schedule::Execution execution,
+                                RunOptions options) {
+  if (options.threads == 0 && options.device == "cpu") options.threads = allowed_cpus();
+  options.max_time_s = 0;
+  options.executions = {execution};
+  const auto schedules =
+      build_run_schedules(trace, {schedule::Ordering::Eager}, optimizer, impl, options);
+  const RunReport report = run_schedules(trace, schedules, optimizer_config(optimizer), options);
+  exec::OpProfile p =
+      exec::in_step_profile(trace, schedules.at(0), report.results.at(0), "--in-step");
+  p.threads = options.threads;
+  p.device = options.device;
+  return p;
 }
 
 }  // namespace fusim::backend

@@ -14,6 +14,7 @@
 #include <functional>
 #include <string>
 
+#include "backend/executor.h"
 #include "backend/optimizer_config.h"
 #include "exec/op_profile.h"
 #include "schedule/schedule.h"
@@ -50,5 +51,14 @@ exec::OpProfile profile_ops(const workload::Trace& trace,
 // core this process may use (as `fusim calibrate` sets a host's threads_per_op).
 exec::OpProfile profile_trace(const workload::Trace& trace, const std::string& optimizer,
                               schedule::OptimizerImpl impl, ProfileOptions options);
+
+// A step profile (exec/op_profile.h, context "step": `fusim profile --in-step`, `validate
+// --profile in-step`): the eager schedule of `execution` run as `fusim run` runs it (the
+// options' warm-up and measured steps, threads pinned; no extension), each op's time taken
+// inside the measured steps (exec::in_step_profile). options.threads 0: every core this
+// process may use, as profile_trace.
+exec::OpProfile profile_in_step(const workload::Trace& trace, const std::string& optimizer,
+                                schedule::OptimizerImpl impl, schedule::Execution execution,
+                                RunOptions options);
 
 }  // namespace fusim::backend

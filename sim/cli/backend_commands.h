@@ -68,8 +68,15 @@ inline constexpr const char* kProfileDescription =
     "op's compute time from it and simulate its memory time in the schedule's context\n"
     "(exec/compute_solver.h says how a measured time is split so that nothing counts\n"
     "twice). Run on a quiet machine, with the threads the prediction is for.\n"
+    "--in-step instead times every op inside measured eager steps (as `fusim run`\n"
+    "runs them), and --from-run takes those times from a `fusim run --json` file: a\n"
+    "step profile, from which --profile makes every eager op take its measured time\n"
+    "and predicts the other orderings as the simulated change (exec/profiled_compute.h).\n"
     "Example:\n"
     "  fusim profile --trace traces/mlp.json -o mlp.profile.json\n"
-    "  fusim simulate --trace traces/mlp.json --machine host --profile mlp.profile.json";
+    "  fusim simulate --trace traces/mlp.json --machine host --profile mlp.profile.json\n"
+    "  fusim profile --trace traces/mlp.json --in-step --measured-steps 20 -o mlp.step.json\n"
+    "  fusim run --trace traces/mlp.json --ordering eager --json > run.json\n"
+    "  fusim profile --trace traces/mlp.json --from-run run.json -o mlp.step.json";
 
 }  // namespace fusim::cli

@@ -39,11 +39,13 @@ exec::SimulationDetail ProfileOption::simulate(const workload::Trace& trace,
 void ProfileOption::report() const {
   if (!compute_) return;
   const auto& inexact = compute_->inexact();
-  fmt::print(stderr, "profile {}: compute times of {} distinct ops solved on {}{}\n",
-             profile_->file, compute_->solved(), host_->name,
-             inexact.empty() ? ""
-                             : fmt::format("; {} slower in the model's memory alone than measured",
-                                           inexact.size()));
+  fmt::print(
+      stderr, "profile {}: {} of {} {} on {}{}\n", profile_->file,
+      compute_->in_step() ? "residual times" : "compute times", compute_->solved(),
+      compute_->in_step() ? "ops of the eager step fitted" : "distinct ops solved", host_->name,
+      inexact.empty()
+          ? ""
+          : fmt::format("; {} slower in the model's memory alone than measured", inexact.size()));
   std::vector<double> k = compute_->penalty_scales();
   if (!k.empty()) {
     std::sort(k.begin(), k.end());

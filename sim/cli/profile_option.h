@@ -6,7 +6,7 @@
 #include <string>
 
 #include "exec/machine.h"
-#include "exec/op_profile.h"
+#include "exec/profiled_compute.h"
 #include "exec/simulate.h"
 
 namespace fusim::cli {
@@ -17,7 +17,10 @@ inline constexpr const char* kProfileOptionHelp =
     "op's compute time is solved on --machine (before --set) so that the op alone reproduces "
     "its measured time; the simulated caches and DRAM decide the memory time in the schedule's "
     "context. A profile with cold times (`fusim profile --evict SIZE`) also scales each op's "
-    "simulated cost of finding its tensors uncached to the measured one (two simulations)";
+    "simulated cost of finding its tensors uncached to the measured one (two simulations). A "
+    "step profile (`fusim profile --in-step`) makes each op of the simulated eager step take "
+    "its time measured in the step, and predicts the other orderings as the same ops in their "
+    "own simulated context";
 
 class ProfileOption {
  public:

@@ -38,11 +38,12 @@ const std::vector<SharedOption>& shared_options() {
        "In run and validate, the deprecated spelling of --measured-steps (with a warning); "
        "validate simulates --sim-steps."},
       {"--measured-steps",
-       "Training steps measured per ordering on real hardware (run, validate), after the "
-       "--warmup steps; sampling may add rounds of --steps-per-block steps (--max-time)."},
+       "Training steps measured per ordering on real hardware (run, validate; profile "
+       "--in-step: eager steps), after the --warmup steps; sampling may add rounds of "
+       "--steps-per-block steps (--max-time)."},
       {"--warmup",
        "Leading steps executed but not measured: simulate and sweep: the first --warmup of "
-       "the --steps; run and validate: before the --measured-steps."},
+       "the --steps; run, validate and profile --in-step: before the --measured-steps."},
       {"--steps-per-block",
        "Measured steps of one ordering before the next one runs (run and validate interleave "
        "the orderings in blocks)."},
@@ -55,7 +56,8 @@ const std::vector<SharedOption>& shared_options() {
        "and DRAM curves, no lines); cache takes line and block."},
       {"--profile",
        "A measured per-op profile (`fusim profile` of the same trace, --optimizer and --impl): "
-       "each op's compute time from its measurement, its memory time simulated."},
+       "each op's compute time from its measurement, its memory time simulated; a step profile "
+       "(profile --in-step) gives every eager op its time measured in the step."},
       {"--set",
        "PATH=VALUE: a machine field overridden before simulating (caches.LLC.size=32MiB, "
        "dram.channels=4); sweep: a comma list of values is an axis of the grid."},

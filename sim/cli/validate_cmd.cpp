@@ -4,6 +4,7 @@
 // Built only with libtorch (FUSIM_WITH_TORCH), into fusim-backend (sim/cli/backend_main.cpp).
 #ifdef FUSIM_WITH_TORCH
 #include <fmt/format.h>
+#include <algorithm>
 #include <optional>
 
 #include "backend/executor.h"
@@ -104,12 +105,29 @@ void run_validate(ValidateCmdOptions opt) {
     }
     profile.report();
   };
-  // --profile auto: measured here just before and just after the steps, so that the
-  // prediction sees the machine as the measurement did (a VM drifts by 10-20% over
+  // --profile auto / in-step: measured here just before and just after the steps, so that
+  // the prediction sees the machine as the measurement did (a VM drifts by 10-20% over
   // minutes); a file is read, and predicted from, before any measurement.
-  const bool auto_profile = opt.profile == "auto";
+  // --profile in-run: the step profile is the measured eager steps themselves (interleaved
+  // with the other orderings', so the machine's drift is the same for all): eager is then a
+  // replay, and only the other orderings are predicted.
+  const bool in_step = opt.profile == "in-step";
+  const bool in_run = opt.profile == "in-run";
+  const bool auto_profile = opt.profile == "auto" || in_step;
+  if ((in_step || in_run) && plan.executions.size() != 1)
+    throw InputError(
+        fmt::format("--profile: expected one --execution with {} (a step profile "
+                    "holds the op times of one execution)",
+                    opt.profile));
+  const auto eager_at = std::find_if(schedules.begin(), schedules.end(), [](const auto& s) {
+    return s.ordering == schedule::Ordering::Eager;
+  });
+  if (in_run && eager_at == schedules.end())
+    throw InputError(
+        "--profile: expected eager among --ordering with in-run (its measured steps "
+        "are the profile)");
   std::optional<ProfileOption> file_profile;
-  if (!auto_profile) {
+  if (!auto_profile && !in_run) {
     file_profile.emplace(opt.profile, machine, sim);
     predict(*file_profile);
   }
@@ -118,9 +136,17 @@ void run_validate(ValidateCmdOptions opt) {
   po.threads = be.run.threads;
   po.evict_bytes = evict_bytes;
   auto measure_profile = [&](const char* when) {
-    exec::OpProfile p = profile_with_progress(fmt::format("validate: profiling ({})", when), trace,
-                                              be.optimizer, plan.impl, po);
-    p.file = "--profile auto";
+    exec::OpProfile p;
+    if (in_step) {
+      backend::RunOptions ro = be.run;
+      ro.progress = true;
+      fmt::print(stderr, "validate: eager steps timed per op ({})\n", when);
+      p = backend::profile_in_step(trace, be.optimizer, plan.impl, plan.executions.front(), ro);
+    } else {
+      p = profile_with_progress(fmt::format("validate: profiling ({})", when), trace, be.optimizer,
+                                plan.impl, po);
+    }
+    p.file = "--profile " + opt.profile;
     p.trace = opt.trace;
     return p;
   };
@@ -134,10 +160,23 @@ void run_validate(ValidateCmdOptions opt) {
     const exec::OpProfile after = measure_profile("after the steps");
     drift = exec::profile_drift(*before, after);
     report.notes.push_back(fmt::format(
-        "--profile auto: the ops measured after the steps took {:+.1f}% of their time before "
+        "--profile {}: the ops measured after the steps took {:+.1f}% of their time before "
         "them (the machine's drift); predicted from the mean of the two",
-        100.0 * *drift));
+        opt.profile, 100.0 * *drift));
     ProfileOption profile(exec::bracket_profiles(*before, after), machine, sim);
+    predict(profile);
+  }
+  if (in_run) {
+    const auto k = std::size_t(eager_at - schedules.begin());
+    exec::OpProfile p = exec::in_step_profile(trace, schedules[k], report.results[k], opt.profile);
+    p.file = "--profile in-run";
+    p.trace = opt.trace;
+    p.threads = be.run.threads;
+    p.device = be.device;
+    report.notes.push_back(
+        "--profile in-run: eager's prediction replays its own measured op times (not a "
+        "prediction); the other orderings are predicted from them");
+    ProfileOption profile(std::move(p), machine, sim);
     predict(profile);
   }
 
@@ -299,8 +338,14 @@ void add_validate_command(CLI::App& app) {
                   std::string(kProfileOptionHelp) +
                       ". `auto`: measure the profile here, just before and just after the "
                       "measured steps, and predict from the mean of the two (the machine's "
-                      "drift between them is reported)")
-      ->check(CLI::IsMember({"auto"}) | CLI::ExistingFile);
+                      "drift between them is reported). `in-step`: the same with step profiles "
+                      "(`fusim profile --in-step`: each op timed inside eager steps of "
+                      "--measured-steps, every eager op then takes its measured time and the "
+                      "other orderings are the simulated change). `in-run`: the step profile "
+                      "is the measured eager steps of this run themselves (interleaved with "
+                      "the other orderings, so they share the machine's drift): eager replays, "
+                      "the other orderings are predicted")
+      ->check(CLI::IsMember({"auto", "in-step", "in-run"}) | CLI::ExistingFile);
   cmd->add_option("--evict", opt->evict,
                   "With --profile auto: also time each op cold, as `fusim profile --evict SIZE`")
       ->type_name("SIZE");

@@ -17,6 +17,14 @@
 //             "cold_repeats": 9}]}
 // The cold_* fields and the top-level "evict_bytes" are there when it was measured with
 // --evict (both, or neither).
+//
+// Two contexts ("context", absent in older files: "isolated"):
+//   isolated  `fusim profile`: one entry per distinct op, timed alone and repeated (above).
+//   step      `fusim profile --in-step`: one entry per op of the eager step, keyed by its
+//             "kind" and "layer_index" (the trace layer), timed inside measured eager steps
+//             of the given "execution" (median over the steps: "repeats" is their count), as
+//             Proteus and Lumos start from kernel times taken in real iterations. Its use is
+//             exec/profiled_compute.h's step mode.
 #include <map>
 #include <string>
 #include <vector>
@@ -24,8 +32,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/time.h"
-#include "exec/machine.h"
-#include "exec/simulate.h"
+#include "exec/run_result.h"
 #include "schedule/schedule.h"
 #include "workload/trace.h"
 
@@ -33,7 +40,8 @@ namespace fusim::exec {
 
 struct ProfiledOp {
   std::string signature, kind, op, layer, description;
-  int per_step = 1;  // ops of the trace's step with this signature
+  int per_step = 1;      // ops of the trace's step with this signature (step context: 1)
+  int layer_index = -1;  // step context: the op's trace layer (-1 for a whole-model op)
   Tick median = 0, p25 = 0, p75 = 0;
   int repeats = 0;
   // Measured cold (`fusim profile --evict SIZE`: a buffer of SIZE read before each run, so
@@ -47,10 +55,15 @@ struct ProfiledOp {
 struct OpProfile {
   std::string file;  // where it was read from ("" in memory)
   std::string trace, device = "cpu", optimizer, impl;
+  std::string context = "isolated";  // "isolated" | "step" (above)
+  std::string execution = "layers";  // step context: the execution the steps ran in
   int threads = 0;
   std::int64_t evict_bytes = 0;  // the --evict buffer of the cold times (0: none measured)
   std::vector<ProfiledOp> ops;
   const ProfiledOp* find(const std::string& signature) const;
+  bool in_step() const { return context == "step"; }
+  // Step context: the entry of the op of this kind on this trace layer, or null.
+  const ProfiledOp* find_in_step(const std::string& kind, int layer_index) const;
 };
 
 // Strict reader (InputError naming the file and JSON path) and writer.
@@ -78,80 +91,14 @@ struct DistinctOp {
 std::vector<DistinctOp> distinct_ops(const workload::Trace& trace,
                                      const schedule::Schedule& schedule);
 
-// The compute times of a profile, solved on the host's machine model once per signature
-// and reused for every schedule of the trace (orderings share their ops).
-//
-// With cold times (`fusim profile --evict`), each signature also gets a penalty scale: the
-// measured cost of running cold, T_cold - T_warm, over the simulated one, S_cold - S_warm
-// (the op simulated alone on empty caches, and warm, at the solved compute c). In a step an
-// op finds some of its tensors cached and some not; the simulation says how much that costs
-// it over running warm, t_ctx - S_warm, and the measurement says how far the model's cache
-// and DRAM costs are from this host's for this op. The prediction then runs the schedule
-// twice: first with c, to find every op's t_ctx, then with (k - 1) (t_ctx - S_warm) added
-// to the op's time (a delay before its work, SimOptions::op_delay, so it adds one for one;
-// where k < 1, taken off its compute instead, never below 0), so that each op's in-context
-// penalty is the simulated one scaled to what was measured, and nothing is counted twice. On the
-// host, an op that is fully cold in the step then takes T_cold and one that is fully warm T_warm;
-// on a what-if machine the simulated penalty changes and k keeps the host's correction. An op whose
-// simulated penalty is negligible (below 1% of T_warm) keeps k = 1: the model cannot tell how cold
-// it is.
-class ProfiledCompute {
- public:
-  // `host`: the machine the profile was measured on (for a what-if sweep, the base machine
-  // before --set: the compute stays what this host does, the memory system changes).
-  ProfiledCompute(const OpProfile& profile, const Machine& host, const SimOptions& options);
-
-  // SimOptions::op_compute for `schedule`. An op whose signature the profile lacks throws
-  // InputError naming it and the profile.
-  std::vector<Tick> op_compute(const workload::Trace& trace, const schedule::Schedule& schedule);
-
-  // Whether predictions take two passes (the profile has cold times).
-  bool scales_penalties() const { return profile_.evict_bytes > 0; }
-  // The compute and delay of each op for the second pass, from the first pass's result
-  // (`first`, the schedule simulated with `compute` = op_compute(...)). Const: safe to
-  // call from threads once op_compute has solved the schedule.
-  struct OpTimes {
-    std::vector<Tick> compute, delay;  // SimOptions::op_compute, op_delay
-  };
-  OpTimes in_context(const workload::Trace& trace, const schedule::Schedule& schedule,
-                     const std::vector<Tick>& compute, const RunResult& first) const;
-
-  // Signatures solved so far whose isolated simulation could not reach the measured time
-  // (c = 0 and the simulated memory alone is slower), with the two times.
-  struct Inexact {
-    std::string description;
-    Tick measured = 0, simulated = 0;
-  };
-  const std::vector<Inexact>& inexact() const { return inexact_; }
-  int solved() const { return static_cast<int>(compute_.size()); }
-  // Penalty scales k of the signatures solved so far whose simulated penalty is not
-  // negligible (empty without cold times).
-  std::vector<double> penalty_scales() const;
-
- private:
-  struct Solved {
-    Tick compute = 0;
-    Tick sim_warm = 0;    // S_warm: the op simulated alone, warm, at `compute`
-    double scale = 1.0;   // k
-    bool scaled = false;  // k measured (the simulated penalty is not negligible)
-  };
-  const OpProfile& profile_;
-  const Machine& host_;
-  SimOptions options_;
-  std::map<std::string, Solved> compute_;
-  std::vector<Inexact> inexact_;
-};
-
-// Simulates `schedule` with `compute`'s times (null: the machine's cost model), in two passes
-// when it scales penalties (above): the one way simulate, validate and sweep predict from a
-// profile. `options.op_compute` is ignored (set from `compute`).
-SimulationDetail simulate_profiled(const workload::Trace& trace, const schedule::Schedule& schedule,
-                                   const Machine& machine, SimOptions options,
-                                   ProfiledCompute* compute);
-// The same from compute times solved before (a sweep solves them once per schedule).
-SimulationDetail simulate_profiled(const workload::Trace& trace, const schedule::Schedule& schedule,
-                                   const Machine& machine, SimOptions options,
-                                   const ProfiledCompute& compute,
-                                   const std::vector<Tick>& op_compute);
+// A step-context profile from a measured run of the eager schedule `eager` (its measured
+// ops, RunResult::per_op with measured set, in the order they ran): per (kind, layer) the
+// op's time (end - start) as "median_ns": its mean over the steps of the middle half by step
+// time (so that the ops add up to the median step; op_profile.cpp says why), and the
+// quartiles of all its times, views included (their measured time is the host's cost of the
+// call). `measured` must be a run of `eager` (same op ids); an op
+// with no measured timing throws InputError naming `source`.
+OpProfile in_step_profile(const workload::Trace& trace, const schedule::Schedule& eager,
+                          const RunResult& measured, const std::string& source);
 
 }  // namespace fusim::exec

@@ -27,6 +27,10 @@ struct OpTiming {
   Tick start = 0, end = 0;
   std::int64_t dram_bytes = kUnknown;  // unknown on real runs
   int units = -1;                      // cores / SMs the op ran on; -1 where not known
+  // Simulated: the compute time the op's work was given (its chunks' compute summed, after
+  // a profile's or the cost model's); -1 on real runs. With end - start it splits an op's
+  // simulated time into compute and the rest (memory not hidden, dispatch, delay).
+  Tick compute = -1;
   // Part of a measured step (simulated: the steps of step_times; measured runs report
   // only those). Per-op comparisons (op_comparison.h) sum these.
   bool measured = true;

@@ -157,8 +157,15 @@ void Simulator::start(int id) {
     s.program.serial = cost->serial;
     compute::set_compute_time(s.program, cost->compute);
   }
-  if (op.kernels == 0) {  // a view: no kernel, no memory
-    finish(id);
+  if (op.kernels == 0) {  // a view: no kernel, no memory; only a profile's delay, if any
+    const Tick delay = static_cast<std::size_t>(id) < options_.op_delay.size()
+                           ? options_.op_delay[static_cast<std::size_t>(id)]
+                           : 0;
+    if (delay > 0) {
+      queue_.schedule_in(delay, Priority::Compute, [this, id] { finish(id); });
+    } else {
+      finish(id);
+    }
     return;
   }
   s.cores =
@@ -291,6 +298,7 @@ void Simulator::advance(int id) {
             s.comp_done + 1 == s.chunks ? pass.flops - share * (s.chunks - 1) : share;
         t = units_.compute_time(s.program.op_class, s.program.dtype, working_units(s), flops);
       }
+      s.compute += t;
       if (t == 0) {
         ++s.comp_done;
       } else {
@@ -374,7 +382,7 @@ SimulationRecord Simulator::run() {
   rec.ops.reserve(ops_.size());
   for (const auto& s : ops_) {
     end = std::max(end, s.end);
-    rec.ops.push_back({s.start, s.end, s.dram_bytes, static_cast<int>(s.cores.size())});
+    rec.ops.push_back({s.start, s.end, s.dram_bytes, static_cast<int>(s.cores.size()), s.compute});
   }
   rec.end = {end, tap_->total_bytes(),
              rereads_->add_to(tensor_ ? tensor_->stats() : caches_->stats())};

@@ -41,6 +41,7 @@ class Simulator {
     std::size_t pass = 0;
     int chunks = 0, next_mem = 0, mem_done_prefix = 0, comp_done = 0;
     bool computing = false;
+    Tick compute = 0;              // compute time given to its chunks so far
     std::vector<int> outstanding;  // per chunk: ranges in flight
   };
 

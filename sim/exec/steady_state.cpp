@@ -73,6 +73,7 @@ SimulationDetail steady_state(const schedule::Schedule& schedule, const Simulati
   for (std::size_t i = 0; i < rec.ops.size(); ++i) {
     const OpRecord& o = rec.ops[i];
     r.per_op.push_back(op_timing(schedule.ops[i], o.start, o.end, o.dram_bytes, o.units));
+    r.per_op.back().compute = o.compute;
     r.per_op.back().measured =
         static_cast<int>(i) >= first_measured && static_cast<int>(i) < end_measured;
   }

@@ -21,7 +21,8 @@ struct Snapshot {
 struct OpRecord {
   Tick start = 0, end = 0;
   std::int64_t dram_bytes = 0;
-  int units = 0;  // cores / SMs it ran on
+  int units = 0;     // cores / SMs it ran on
+  Tick compute = 0;  // compute time its chunks were given, summed (OpTiming::compute)
 };
 
 struct SimulationRecord {

@@ -6,7 +6,7 @@
 
 #include "core/error.h"
 #include "exec/cluster_step.h"
-#include "exec/op_profile.h"
+#include "exec/profiled_compute.h"
 #include "exec/simulate.h"
 #include "mem/residency/dram_curve.h"
 #include "mem/residency/dram_curve_file.h"
@@ -203,7 +203,7 @@ SimEvaluator::SimEvaluator(const Study& study, SimSweepOptions options)
     for (const auto& [key, schedule] : schedules_)
       op_compute_.emplace(
           key,
-          compute_->op_compute(traces_.at(TraceKey{std::get<0>(key), std::get<1>(key)}), schedule));
+          compute_->op_times(traces_.at(TraceKey{std::get<0>(key), std::get<1>(key)}), schedule));
   }
 }
 

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "exec/machine.h"
-#include "exec/op_profile.h"
+#include "exec/profiled_compute.h"
 #include "parallel/plan.h"
 #include "schedule/schedule.h"
 #include "sweep/evaluator.h"
@@ -86,7 +86,7 @@ class SimEvaluator : public Evaluator {
   // the compute times of each schedule, all solved before any point.
   std::unique_ptr<exec::OpProfile> profile_;
   std::unique_ptr<exec::ProfiledCompute> compute_;
-  std::map<ScheduleKey, std::vector<Tick>> op_compute_;
+  std::map<ScheduleKey, exec::ProfiledCompute::OpTimes> op_compute_;
 };
 
 }  // namespace fusim::sweep

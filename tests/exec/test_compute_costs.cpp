@@ -12,7 +12,7 @@
 #include "compute/op_signature.h"
 #include "core/error.h"
 #include "exec/compute_solver.h"
-#include "exec/op_profile.h"
+#include "exec/profiled_compute.h"
 #include "exec/simulate.h"
 #include "schedule/schedule.h"
 #include "workload/trace_io.h"
@@ -262,7 +262,7 @@ TEST_CASE("a profile drives every op of a schedule, and a missing op is named") 
   exec::OpProfile profile = stepped_profile(trace, s, m.compute.threads_per_op);
   const auto distinct = exec::distinct_ops(trace, s);
   exec::ProfiledCompute pc(profile, m, no_warmup());
-  const auto compute = pc.op_compute(trace, s);
+  const auto compute = pc.op_times(trace, s).compute;
   CHECK(pc.solved() == int(distinct.size()));
   CHECK(pc.inexact().empty());
   // Each op alone with its solved compute takes its measured time.
@@ -285,12 +285,12 @@ TEST_CASE("a profile drives every op of a schedule, and a missing op is named") 
   // A profile of another optimizer, or one that lacks an op, is refused by name.
   profile.optimizer = "adam";
   exec::ProfiledCompute wrong(profile, m, no_warmup());
-  CHECK_THROWS_WITH(wrong.op_compute(trace, s),
+  CHECK_THROWS_WITH(wrong.op_times(trace, s),
                     Catch::Contains("p.json: optimizer: expected \"sgd\""));
   profile.optimizer = "sgd";
   profile.ops.pop_back();
   exec::ProfiledCompute partial(profile, m, no_warmup());
-  CHECK_THROWS_WITH(partial.op_compute(trace, s),
+  CHECK_THROWS_WITH(partial.op_times(trace, s),
                     Catch::Contains("p.json: ops: expected a measurement of every op"));
 }
 
@@ -334,7 +334,7 @@ TEST_CASE("a profile's cold times scale each op's simulated penalty to the measu
   const exec::OpProfile warm = stepped_profile(trace, s, m.compute.threads_per_op);
   // The model's cold penalty of each op at its solved compute, S_cold - S_warm.
   exec::ProfiledCompute solver(warm, m, no_warmup());
-  const auto c = solver.op_compute(trace, s);
+  const auto c = solver.op_times(trace, s).compute;
   const auto penalty = [&](int id) {
     const Tick cold = exec::simulate_isolated(trace, exec::isolated_schedule(s, id, 1), m,
                                               no_warmup(), c[std::size_t(id)]);
@@ -356,7 +356,7 @@ TEST_CASE("a profile's cold times scale each op's simulated penalty to the measu
       p.cold_repeats = 3;
     }
     exec::ProfiledCompute pc(profile, m, no_warmup());
-    pc.op_compute(trace, s);
+    pc.op_times(trace, s);
     for (double scale : pc.penalty_scales()) CHECK(scale == Approx(k).epsilon(1e-3));
     for (std::size_t i = 0; i < profile.ops.size(); ++i) {
       const int id = first_of[i];
