@@ -129,6 +129,33 @@ std::vector<Case> cases() {
            "",
            "validate --trace " + kTrace + " --machine xeon-8380-ddr4 --evict 64MiB",
            {"--evict", "only with --profile auto"}},
+          {"profile --in-step and --from-run at once",
+           R"({"results": []})",
+           "profile --trace " + kTrace + " --in-step --from-run {f} -o p.json",
+           {"--from-run", "either --in-step", "not both"},
+           "run.json"},
+          {"profile --from-run of a file that is not a run's output",
+           R"({"conditions": {"threads": 2}, "device": "cpu", "results": [{"ordering": "eager",)"
+           R"( "execution": "layers", "optimizer": "adam", "impl": "foreach"}]})",
+           "profile --trace " + kTrace + " --from-run {f} -o p.json",
+           {"run.json: results[0].per_op"},
+           "run.json"},
+          {"profile --from-run without an eager run",
+           R"({"conditions": {"threads": 2}, "device": "cpu", "results": [{"ordering":)"
+           R"( "backward-fused", "execution": "layers"}]})",
+           "profile --trace " + kTrace + " --from-run {f} -o p.json",
+           {"run.json: results", "an eager run of execution \"layers\""},
+           "run.json"},
+          {"validate --profile in-run without eager",
+           "",
+           "validate --trace " + kTrace +
+               " --machine xeon-8380-ddr4 --profile in-run --ordering backward-fused",
+           {"--profile", "eager among --ordering"}},
+          {"validate --profile in-step over two executions",
+           "",
+           "validate --trace " + kTrace +
+               " --machine xeon-8380-ddr4 --profile in-step --execution both",
+           {"--profile", "one --execution with in-step"}},
       })
     out.push_back(c);
 #endif
