@@ -93,8 +93,8 @@ std::vector<DistinctOp> distinct_ops(const workload::Trace& trace,
 
 // A step-context profile from a measured run of the eager schedule `eager` (its measured
 // ops, RunResult::per_op with measured set, in the order they ran): per (kind, layer) the
-// op's time (end - start) as "median_ns": its mean over the steps of the middle half by step
-// time (so that the ops add up to the median step; op_profile.cpp says why), and the
+// op's time (end - start) as "median_ns": its mean over the quarter of the steps nearest the
+// median step (so that the ops add up to the median step; op_profile.cpp says why), and the
 // quartiles of all its times, views included (their measured time is the host's cost of the
 // call). `measured` must be a run of `eager` (same op ids); an op
 // with no measured timing throws InputError naming `source`.

@@ -66,14 +66,14 @@ exec::RunResult measured_run(const exec::RunResult& model, const std::map<Key, T
 }
 }  // namespace
 
-TEST_CASE("a step profile: each op's mean over the middle half of the steps, per kind and layer") {
+TEST_CASE("a step profile: each op's mean over the steps nearest the median, per kind and layer") {
   const auto trace = two_linears();
   const auto eager = adam(trace, schedule::Ordering::Eager);
   exec::RunResult run;
   run.executor = "cpu";
   run.execution = "layers";
   // Ops 0 and 1 (F of fc1, F of act) in four measured steps and an unmeasured one. Step
-  // totals 40, 41, 45, 37 us: quartiles 39.25 and 42, so the middle half is steps 0 and 1.
+  // totals 40, 41, 45, 37 us, median 40.5: the two steps nearest it are steps 0 and 1.
   REQUIRE(eager.ops.at(0).kind == schedule::OpKind::Forward);
   REQUIRE(eager.ops.at(0).layer == 0);
   REQUIRE(eager.ops.at(1).layer == 1);
@@ -106,6 +106,22 @@ TEST_CASE("a step profile: each op's mean over the middle half of the steps, per
   // the op ids is a step of its own.
   for (auto& t : run.per_op) t.step = 7;
   CHECK(exec::in_step_profile(trace, eager, run, "run.json").ops[0].median == ns(25000));
+  // Bimodal step times (a VM's: 6 steps of 10 us, 2 of 50 us): the mode of the median, not a
+  // mean between the modes.
+  {
+    exec::RunResult bimodal = run;
+    bimodal.per_op.clear();
+    for (int step = 0; step < 8; ++step) {
+      exec::OpTiming t;
+      t.kind = "F";
+      t.layer = 0;
+      t.step = step;
+      t.start = ns(100000 * step);
+      t.end = t.start + ns(step % 3 == 2 ? 50000 : 10000);
+      bimodal.per_op.push_back(t);
+    }
+    CHECK(exec::in_step_profile(trace, eager, bimodal, "run.json").ops[0].median == ns(10000));
+  }
   // A timing of an op the eager schedule does not have: another run's, refused by name.
   run.per_op[1].layer = 2;
   CHECK_THROWS_WITH(exec::in_step_profile(trace, eager, run, "run.json"),
