@@ -7,8 +7,8 @@ the models that fit this machine, one training step in the libtorch backend.
   scripts/capture_coverage.py --fusim build/fusim --models resnet18,swin_t --no-run
 
 Each model is captured at batch 2 and 224x224 (Inception v3: 299x299, the least its
-auxiliary classifier accepts in training mode) in its own process (the big ones hold GBs
-of CPU weights while they are built). A row is valid when `fusim trace validate` (via
+auxiliary classifier accepts in training mode) by capture_trace.py's main in this process
+(models are built with meta parameters: no memory, no init). A row is valid when `fusim trace validate` (via
 `trace show`) accepts the trace and fusim's parameter count of the file equals PyTorch's
 sum(p.numel()) of the module. "runs in backend" is `fusim run` (eager, Adam, 2 measured
 steps, no warm-up, one thread: RUN_ARGS) on a second capture at batch 2 and a small
@@ -23,6 +23,8 @@ for a few models without the hour the whole run takes. Exit code 1 when a model 
 capture or validate.
 """
 import argparse
+import contextlib
+import io
 import json
 import os
 import re
@@ -61,10 +63,25 @@ def torchvision_models():
 
 
 def capture(model, args, out):
-    cmd = [sys.executable, CAPTURE, model] + args + ["-o", out]
-    r = subprocess.run(cmd, capture_output=True, text=True, cwd=os.path.dirname(HERE))
-    line = (r.stderr.strip().splitlines() or [""])[-1]
-    return r.returncode, line, " ".join(["scripts/capture_trace.py", model] + args)
+    """scripts/capture_trace.py's main, in this process (models are built on meta tensors:
+    no memory held, and one torch import for the whole table): (exit code, its last line
+    on stderr, the command)."""
+    import capture_trace
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        try:
+            rc = capture_trace.main([CAPTURE, model] + args + ["-o", out])
+        except SystemExit as e:  # usage errors
+            rc = e.code
+    line = (err.getvalue().strip().splitlines() or [""])[-1]
+    return rc, line, " ".join(["scripts/capture_trace.py", model] + args)
+
+
+def execute(cmd):
+    try:
+        return subprocess.run(cmd, capture_output=True, text=True)
+    except OSError as e:
+        fail(f"{cmd[0]}: cannot run it: {e.strerror}")
 
 
 def torch_params(line):
@@ -76,7 +93,7 @@ def torch_params(line):
 
 
 def show(fusim, path):
-    r = subprocess.run([fusim, "trace", "show", path, "--json"], capture_output=True, text=True)
+    r = execute([fusim, "trace", "show", path, "--json"])
     if r.returncode != 0:
         return None, r.stderr.strip()
     return json.loads(r.stdout)["totals"], ""
@@ -87,8 +104,7 @@ RUN_ARGS = ["--ordering", "eager", "--optimizer", "adam", "--measured-steps", "2
 
 
 def run_step(fusim, path):
-    r = subprocess.run([fusim, "run", "--trace", path] + RUN_ARGS + ["--json"],
-                       capture_output=True, text=True)
+    r = execute([fusim, "run", "--trace", path] + RUN_ARGS + ["--json"])
     return r.returncode == 0, (r.stderr.strip().splitlines() or [""])[-1]
 
 
