@@ -64,7 +64,7 @@ seconds=${1:-60}
 shift || true
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(trace machine cache_config address_trace dram_config dram_trace
-  mixed sweep_set sweep_resume)
+  mixed sweep_set sweep_resume cli)
 if [ ! -f "$build/CMakeCache.txt" ]; then
   generator=()
   command -v ninja >/dev/null && generator=(-G Ninja)
