@@ -204,8 +204,22 @@ void print_plan_simulation(const workload::Trace& trace, const PlanSimulation& r
                         {"virtual_stages", plan.virtual_stages},
                         {"bucket_size", bucket},
                         {"results", results}};
-  // --csv: one record per ordering and stage.
+  // --csv: one record per ordering and stage (/results/*/stages/*), in the order of
+  // docs/output_schema.md: the ordering's step, then the stage's figures.
   CsvRecords csv;
+  csv.columns = {"ordering",
+                 "step_time_ms",
+                 "speedup_vs_eager",
+                 "stage",
+                 "first_layer",
+                 "last_layer",
+                 "busy_ms",
+                 "bubble_ms",
+                 "exposed_communication_ms",
+                 "bubble_fraction",
+                 "peak_memory_bytes",
+                 "weight_versions",
+                 "gradient_delay_steps"};
   for (const auto& res : results)
     for (const auto& stage : res["stages"]) {
       nlohmann::json row = {{"ordering", res["ordering"]},
@@ -214,8 +228,6 @@ void print_plan_simulation(const workload::Trace& trace, const PlanSimulation& r
       row.update(stage);
       csv.rows.push_back(row);
     }
-  if (!csv.rows.empty())
-    for (const auto& [key, value] : csv.rows.front().items()) csv.columns.push_back(key);
   if (r.format.json || r.format.csv) {
     print_result(r.format, doc, table, {csv});
     return;

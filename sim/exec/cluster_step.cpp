@@ -44,8 +44,9 @@ std::vector<parallel::LayerTimes> layer_times(const workload::Trace& trace, cons
   return out;
 }
 
-parallel::StepTiming simulate_cluster_step(const workload::Trace& trace, const Machine& gpu,
-                                           const ClusterStepRequest& r) {
+std::vector<parallel::LayerTimes> single_device_layer_times(const workload::Trace& trace,
+                                                            const Machine& gpu,
+                                                            const ClusterStepRequest& r) {
   schedule::ScheduleRequest request;
   request.optimizer = r.optimizer;
   request.impl = r.impl;
@@ -61,7 +62,12 @@ parallel::StepTiming simulate_cluster_step(const workload::Trace& trace, const M
   const auto s = schedule::build_schedule(trace, schedule::schedule_options(r.ordering, request));
   SimOptions sim = r.sim;
   sim.warmup_steps = 1;
-  const auto times = layer_times(trace, simulate(trace, s, gpu, sim));
+  return layer_times(trace, simulate(trace, s, gpu, sim));
+}
+
+parallel::StepTiming time_cluster_step(const workload::Trace& trace,
+                                       const std::vector<parallel::LayerTimes>& times,
+                                       const ClusterStepRequest& r) {
   const std::int64_t bucket =
       r.plan.bucket_size > 0 ? r.plan.bucket_size : parallel::kDefaultBucketBytes;
   parallel::StepQuery q;
@@ -71,6 +77,43 @@ parallel::StepTiming simulate_cluster_step(const workload::Trace& trace, const M
   q.record_links = r.record_links;
   q.work = parallel::stage_work(trace, r.plan, times, bucket, r.memory);
   return parallel::time_step(q);
+}
+
+parallel::StepTiming simulate_cluster_step(const workload::Trace& trace, const Machine& gpu,
+                                           const ClusterStepRequest& r) {
+  return time_cluster_step(trace, single_device_layer_times(trace, gpu, r), r);
+}
+
+std::shared_ptr<const LayerTimesCache::Times> LayerTimesCache::get(
+    const std::string& key, const std::function<Times()>& compute) {
+  std::promise<std::shared_ptr<const Times>> promise;
+  std::shared_future<std::shared_ptr<const Times>> entry;
+  bool mine = false;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = entries_.find(key);
+    if (it == entries_.end()) {
+      entry = promise.get_future().share();
+      entries_.emplace(key, entry);
+      mine = true;
+    } else {
+      entry = it->second;
+    }
+  }
+  // Computed outside the lock: other keys proceed; callers of this key wait on its future.
+  if (mine) {
+    try {
+      promise.set_value(std::make_shared<const Times>(compute()));
+    } catch (...) {
+      promise.set_exception(std::current_exception());
+    }
+  }
+  return entry.get();
+}
+
+int LayerTimesCache::computed() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return int(entries_.size());
 }
 
 }  // namespace fusim::exec

@@ -3,6 +3,7 @@
 #include "core/error.h"
 #include "parallel/pipeline_order.h"
 #include "parallel/tp_partition.h"
+#include "workload/cost.h"
 
 namespace fusim::parallel {
 namespace {
@@ -77,6 +78,17 @@ std::vector<std::vector<ChunkWork>> stage_work(const workload::Trace& trace,
            (plan.sequence_parallel ? plan.tp : 1);
   };
   auto tp_bytes = [&](int l) { return output_bytes(trace.layers[std::size_t(l)]) / plan.cp; };
+  // Context parallelism: the K and V chunk one GPU passes on per ring step of an attention
+  // layer (its share of the sequence, and of the heads where TP splits them).
+  auto kv_chunk = [&](int l) -> std::int64_t {
+    const auto& layer = trace.layers[std::size_t(l)];
+    if (plan.cp == 1 || layer.op != workload::OpKind::ScaledDotProductAttention) return 0;
+    std::int64_t kv = 0;
+    for (std::size_t k : {std::size_t(1), std::size_t(2)})
+      kv += workload::numel(workload::input_shape(trace, layer.inputs[k])) *
+            workload::dtype_bytes(workload::input_dtype(trace, layer.inputs[k]));
+    return kv / plan.cp / (tp.output_split[std::size_t(l)] ? plan.tp : 1);
+  };
 
   std::vector<std::vector<ChunkWork>> out(std::size_t(plan.pp),
                                           std::vector<ChunkWork>(std::size_t(plan.virtual_stages)));
@@ -88,6 +100,8 @@ std::vector<std::vector<ChunkWork>> stage_work(const workload::Trace& trace,
     for (int l = begin; l < end; ++l) {
       const LayerTimes& t = times[std::size_t(l)];
       const double sh = share[std::size_t(l)];
+      if (const std::int64_t kv = kv_chunk(l); kv > 0)
+        w.forward_cp.push_back({w.forward, scaled(t.forward, sh), kv});
       w.forward += scaled(t.forward, sh);
       // Row-parallel linears and the vocabulary-parallel embedding: output all-reduced
       // (Megatron's g operator, reduce_from_tensor_model_parallel_region).
@@ -105,6 +119,12 @@ std::vector<std::vector<ChunkWork>> stage_work(const workload::Trace& trace,
       const double sh = share[std::size_t(l)];
       const Tick bx = scaled(t.backward_input, sh), bw = scaled(t.backward_weight, sh);
       const Tick rf = recomputed[std::size_t(l)] ? scaled(t.forward, sh) : 0;
+      // Ring attention: a recomputed forward passes K/V again; the backward passes K/V and
+      // their gradients (Transformer Engine's backward ring: kv and dkv each step).
+      if (const std::int64_t kv = kv_chunk(l); kv > 0) {
+        if (rf > 0) w.backward_cp.push_back({w.backward, rf, kv});
+        w.backward_cp.push_back({w.backward + rf, bx, 2 * kv});
+      }
       w.backward += rf + bx + (split ? 0 : bw);
       w.weight += split ? bw : 0;
       grad_pass = split ? w.weight : w.backward;

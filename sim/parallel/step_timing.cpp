@@ -263,19 +263,60 @@ class Engine {
     return end;
   }
 
-  PassRun run_pass(int s, Tick start, Tick compute, const std::vector<TpCollective>& tp) {
+  // CP ring attention on stage s from t (the attention's compute starting): when the
+  // attention ends on replica 0's CP rank 0 of each TP rank (the ranks are symmetric).
+  Tick cp_ring(int s, const CpRing& ring, Tick t) {
+    const int n = plan_.cp;
+    Tick end = t;
+    for (int j = 0; j < plan_.tp; ++j) {
+      // held[r]: when CP rank r holds the chunk it passes on next.
+      std::vector<Tick> held(std::size_t(n), t), next(std::size_t(n), t);
+      Tick compute_end = t + ring.compute / n;  // the rank's own chunk
+      for (int k = 1; k < n; ++k) {
+        for (int r = 0; r < n; ++r) {
+          const int to = (r + 1) % n;
+          next[std::size_t(to)] =
+              net_.send(gpu(j, r, 0, s), gpu(j, to, 0, s), ring.bytes, held[std::size_t(r)]);
+        }
+        held = next;
+        const Tick part = ring.compute * (k + 1) / n - ring.compute * k / n;
+        compute_end = std::max(compute_end, held[0]) + part;
+      }
+      end = std::max(end, compute_end);
+    }
+    return end;
+  }
+
+  // A pass's compute with its TP collectives (blocking) and CP rings (overlapping the
+  // attention), in offset order.
+  PassRun run_pass(int s, Tick start, Tick compute, const std::vector<TpCollective>& tp,
+                   const std::vector<CpRing>& cp = {}) {
     PassRun r;
     r.start = start;
     Tick t = start, done = 0;
-    if (communicates() && plan_.tp > 1)
-      for (const auto& c : tp) {
-        t += c.offset - done;
-        done = c.offset;
-        const Tick end = tp_collective(s, c.bytes, t);
-        r.stalls.push_back({c.offset, end - t});
+    std::size_t i = 0, k = 0;
+    const bool tp_on = communicates() && plan_.tp > 1, cp_on = communicates() && plan_.cp > 1;
+    while ((tp_on && i < tp.size()) || (cp_on && k < cp.size())) {
+      const bool ring =
+          cp_on && k < cp.size() && (!tp_on || i >= tp.size() || cp[k].offset < tp[i].offset);
+      const Tick offset = std::max(done, ring ? cp[k].offset : tp[i].offset);
+      t += offset - done;
+      done = offset;
+      if (ring) {
+        const CpRing& c = cp[k++];
+        const Tick end = cp_ring(s, c, t);
+        const Tick stall = end - t - c.compute;
+        r.stalls.push_back({offset, stall});
+        r.communication += stall;
+        t = end;
+        done += c.compute;
+      } else {
+        const Tick end = tp_collective(s, tp[i++].bytes, t);
+        r.stalls.push_back({offset, end - t});
         r.communication += end - t;
         t = end;
       }
+    }
     r.end = t + compute - done;
     return r;
   }
@@ -312,7 +353,7 @@ class Engine {
     const ChunkWork& w = work(s, it.chunk);
     switch (it.kind) {
       case ItemKind::F: {
-        const PassRun r = run_pass(s, it.start, w.forward, w.forward_tp);
+        const PassRun r = run_pass(s, it.start, w.forward, w.forward_tp, w.forward_cp);
         it.end = r.end;
         it.communication = r.communication;
         done_f_[{mb, c}] = {r.end, r.end};
@@ -323,7 +364,7 @@ class Engine {
         break;
       }
       case ItemKind::B: {
-        const PassRun r = run_pass(s, it.start, w.backward, w.backward_tp);
+        const PassRun r = run_pass(s, it.start, w.backward, w.backward_tp, w.backward_cp);
         it.end = r.end;
         it.communication = r.communication;
         done_b_[{mb, c}] = {r.end, r.end};

@@ -34,9 +34,10 @@
 // symmetric: the same passes on their own GPUs and links); its DP collectives run on the
 // whole group's links. Links are first come, first served in booking order: a collective
 // books all its messages when issued, so a later P2P message on the same link waits for the
-// whole collective (NCCL would share the link's bandwidth). CP's K/V ring exchange is not
-// timed (it overlaps attention in ring attention); Megatron's grad-norm all-reduce and the
-// tied embedding's all-reduce between first and last stage are not modelled.
+// whole collective (NCCL would share the link's bandwidth). CP's K/V ring (CpRing) is timed
+// on the links with no limit on the chunks a rank holds (Transformer Engine double-buffers:
+// a send never waits for the compute of an older chunk); Megatron's grad-norm all-reduce
+// and the tied embedding's all-reduce between first and last stage are not modelled.
 #include <cstdint>
 #include <vector>
 
@@ -52,6 +53,20 @@ namespace fusim::parallel {
 // stage's TP group, `bytes` the whole tensor (an all-reduce's buffer).
 struct TpCollective {
   Tick offset = 0;
+  std::int64_t bytes = 0;
+};
+
+// Context parallelism's ring exchange in one attention layer of a pass (ring attention, Liu
+// et al. 2023; Megatron-core / Transformer Engine's AttnFuncWithCPAndKVP2P): the attention's
+// `compute` starts after `offset` of the pass's compute and is split into cp equal parts,
+// one per K/V chunk; the GPU's own chunk is there, each of the other cp - 1 arrives over the
+// CP group's ring (each rank passes on the chunk it holds, `bytes` per step) while the chunk
+// in hand is computed. Without contention the attention takes
+//   c + (cp - 1) max(c, t),   c = compute / cp,  t = bytes / B + alpha
+// of which what exceeds `compute` is exposed communication. Backward passes the K/V chunk
+// and its gradient (dK, dV) each step: twice the bytes.
+struct CpRing {
+  Tick offset = 0, compute = 0;
   std::int64_t bytes = 0;
 };
 
@@ -71,6 +86,7 @@ struct ChunkWork {
   // schedule splits W off), weight is W (0 where it does not).
   Tick forward = 0, backward = 0, weight = 0;
   std::vector<TpCollective> forward_tp, backward_tp;  // offsets into F, into B
+  std::vector<CpRing> forward_cp, backward_cp;        // attention layers with cp > 1
   std::int64_t output_bytes = 0;    // P2P: activation to the next chunk, per TP rank
   std::vector<GradBucket> buckets;  // in the order their gradients complete
 };

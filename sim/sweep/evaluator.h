@@ -36,7 +36,8 @@ class Evaluator {
   // (a --set changes a level's fields, never which levels there are).
   virtual std::vector<std::string> cache_levels() const = 0;
   // Simulates one ordering with one optimizer at a point. Called from many threads at
-  // once: implementations keep no mutable state outside the call.
+  // once: implementations keep no mutable state outside the call but thread-safe memos
+  // that change no result.
   virtual exec::RunResult run(const PointSetup& point, const std::string& ordering,
                               const std::string& optimizer) const = 0;
 };

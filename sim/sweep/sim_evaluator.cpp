@@ -299,7 +299,14 @@ exec::RunResult SimEvaluator::run_plan(const PointSetup& point, const workload::
   q.memory.mixed_precision = true;  // Megatron-LM's recipe, as the memory check has it
   q.sim.fidelity = exec::parse_fidelity_name(options_.fidelity);
   q.sim.dram_curves = dram_curves_;
-  const parallel::StepTiming timing = exec::simulate_cluster_step(trace, machine, q);
+  // The single-device layer times depend on the trace, the machine (the point's --set
+  // values), the ordering and the optimizer, the rest being the sweep's own options; not on
+  // the parallel.* values: points that differ only in those share them.
+  const std::string key = fmt::format("{}\n{}\n{}{}\n{}", point.trace, point.batch.value_or(-1),
+                                      machine_key(point), ordering, optimizer);
+  const auto times =
+      layer_times_.get(key, [&] { return exec::single_device_layer_times(trace, machine, q); });
+  const parallel::StepTiming timing = exec::time_cluster_step(trace, *times, q);
   exec::RunResult r;
   r.executor = "sim";
   r.ordering = ordering;

@@ -9,6 +9,7 @@
 #include <tuple>
 #include <vector>
 
+#include "exec/cluster_step.h"
 #include "exec/machine.h"
 #include "exec/op_profile.h"
 #include "parallel/plan.h"
@@ -87,6 +88,9 @@ class SimEvaluator : public Evaluator {
   std::unique_ptr<exec::OpProfile> profile_;
   std::unique_ptr<exec::ProfiledCompute> compute_;
   std::map<ScheduleKey, std::vector<Tick>> op_compute_;
+  // With a plan: each point's single-device layer times, shared by the points that differ
+  // only in parallel.* values (thread-safe; a memo that changes no result).
+  mutable exec::LayerTimesCache layer_times_;
 };
 
 }  // namespace fusim::sweep

@@ -125,3 +125,26 @@ TEST_CASE("data-parallel buckets hold the chunk's float32 gradients in backward 
   CHECK(two.at(0).at(0).output_bytes == 64 * 256 * 2);
   CHECK(two.at(1).at(0).output_bytes == 0);
 }
+
+TEST_CASE("context parallelism: one K/V ring per attention layer, forward and backward") {
+  const auto t = small_llama();
+  // Per ring step a GPU passes its K and V chunk: 64 tokens x 2 kv heads x 32 dims x 2 B
+  // each, split over cp 2 and, by heads, over tp 2: 2 x 64 x 2 x 32 x 2 / (2 x 2) = 4096 B.
+  const ChunkWork w = only(t, plan(2, 1, false, 2));
+  REQUIRE(w.forward_cp.size() == std::size_t(kBlocks));
+  REQUIRE(w.backward_cp.size() == std::size_t(kBlocks));
+  for (const auto& r : w.forward_cp) {
+    CHECK(r.bytes == 4096);
+    CHECK(r.compute == us(1) / 4);  // the attention layer's 1 us forward, 1/(tp cp)
+    CHECK(r.offset + r.compute <= w.forward);
+  }
+  for (const auto& r : w.backward_cp) {
+    CHECK(r.bytes == 2 * 4096);     // K/V and dK/dV
+    CHECK(r.compute == us(2) / 4);  // its Bx
+  }
+  // Selective recompute reruns the attention core's forward before its backward: a second
+  // ring in backward, of K/V only.
+  const ChunkWork sel = only(t, plan(2, 1, false, 2, "selective"));
+  CHECK(sel.backward_cp.size() == std::size_t(2 * kBlocks));
+  CHECK(only(t, plan(2)).forward_cp.empty());  // cp 1: no ring
+}

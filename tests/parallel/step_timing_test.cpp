@@ -2,7 +2,9 @@
 // communication it reproduces the closed-form bubbles the pipeline orders are known for
 // (the expectations of pipeline_timing_test.cpp), a hand-built two-stage step with P2P
 // transfers on NVLink, and data-parallel buckets whose reductions overlap backward (eager
-// waits for all of them, backward- and forward-fused only for their own bucket).
+// waits for all of them, backward- and forward-fused only for their own bucket), and context
+// parallelism's K/V ring against its closed form.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <string>
 #include <utility>
@@ -189,5 +191,49 @@ TEST_CASE("tensor-parallel collectives block their pass: all-reduce, or RS + AG 
     const auto& f = r.stages[0].items.front();
     CHECK(f.kind == ItemKind::F);
     CHECK(std::abs(f.communication - us(80.4)) <= 8);
+  }
+}
+
+TEST_CASE("context parallelism: the K/V ring overlaps the attention, c + (cp-1) max(c, t)") {
+  // One stage, cp = 4 on NVLink 4 (GPUs 0-3 of a node). F 100 us with an attention of 40 us
+  // after 40 us: c = 10 us per K/V chunk; each of the 3 ring steps moves `bytes` in
+  // t = bytes / 450e9 + alpha. B 200 us with the attention's backward (80 us: c = 20 us)
+  // after 50 us, passing K/V and dK/dV (2 x bytes) each step. Exposed: 3 max(0, t - c) in
+  // each pass. The 0-byte gradient bucket is all-reduced over the 4 CP ranks before U:
+  // 2 (n - 1) alpha (interconnect.h's closed form, tested there).
+  const ClusterSpec& cl = cluster_preset("dgx-h100");
+  for (std::int64_t bytes : {std::int64_t{900000}, std::int64_t{9000000}}) {
+    INFO("bytes per ring step " << bytes);
+    StepQuery q;
+    PlanArgs a;
+    a.cp = 4;
+    q.plan = parse_plan(a);
+    q.cluster = cl;
+    ChunkWork w;
+    w.forward = us(100);
+    w.backward = us(200);
+    w.forward_cp = {CpRing{us(40), us(40), bytes}};
+    w.backward_cp = {CpRing{us(50), us(80), 2 * bytes}};
+    w.buckets = {GradBucket{0, 0, us(200), us(10)}};
+    q.work = {{w}};
+    const StepTiming r = time_step(q);
+    auto step_time = [&](std::int64_t b) { return cl.intra.transfer_time(b) + cl.intra.latency; };
+    const Tick f_stall = 3 * std::max<Tick>(0, step_time(bytes) - us(10));
+    const Tick b_stall = 3 * std::max<Tick>(0, step_time(2 * bytes) - us(20));
+    if (bytes == 900000) CHECK(f_stall == 0);  // 2 + 3.4 us < 10 us: hidden
+    if (bytes == 9000000) CHECK(f_stall == 3 * (us(20) + cl.intra.latency - us(10)));
+    const auto& items = r.stages[0].items;
+    const auto f = std::find_if(items.begin(), items.end(),
+                                [](const TimedItem& it) { return it.kind == ItemKind::F; });
+    const auto b = std::find_if(items.begin(), items.end(),
+                                [](const TimedItem& it) { return it.kind == ItemKind::B; });
+    REQUIRE(f != items.end());
+    REQUIRE(b != items.end());
+    CHECK(f->communication == f_stall);
+    CHECK(f->end - f->start == us(100) + f_stall);
+    CHECK(b->communication == b_stall);
+    CHECK(b->end - b->start == us(200) + b_stall);
+    const Tick ar = ring_collective_time(Collective::AllReduce, 4, 0, cl.intra);
+    CHECK(std::abs(r.step_time - (us(310) + f_stall + b_stall + ar)) <= 12);
   }
 }
