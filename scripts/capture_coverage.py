@@ -7,10 +7,14 @@ the models that fit this machine, one training step in the libtorch backend.
   scripts/capture_coverage.py --fusim build/fusim --models resnet18,swin_t --no-run
 
 Each model is captured at batch 2 and 224x224 (Inception v3: 299x299, the least its
-auxiliary classifier accepts in training mode) in its own process (the big ones hold GBs
-of CPU weights while they are built). "runs in backend" is one step of `fusim run`
-(eager, Adam, 2 measured steps) on a second capture at batch 2 and a small
+auxiliary classifier accepts in training mode) by capture_trace.py's main in this process
+(models are built with meta parameters: no memory, no init). A row is valid when `fusim trace validate` (via
+`trace show`) accepts the trace and fusim's parameter count of the file equals PyTorch's
+sum(p.numel()) of the module. "runs in backend" is `fusim run` (eager, Adam, 2 measured
+steps, no warm-up, one thread: RUN_ARGS) on a second capture at batch 2 and a small
 resolution (RUN_SIZE), for models up to --run-max-params parameters; "-" where not run.
+The last lines on stderr list every layer kind the captures emitted and those that no
+backend run executed.
 The table is Markdown, one row per model (torchvision's, then EXTRA); -o writes it to a
 file, --readme replaces the block between the BEGIN and END markers of a Markdown file;
 --json writes the rows; --rows FILE starts from the rows of an earlier --json and re-runs
@@ -19,11 +23,15 @@ for a few models without the hour the whole run takes. Exit code 1 when a model 
 capture or validate.
 """
 import argparse
+import contextlib
+import io
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CAPTURE = os.path.join(HERE, "capture_trace.py")
@@ -55,23 +63,48 @@ def torchvision_models():
 
 
 def capture(model, args, out):
-    cmd = [sys.executable, CAPTURE, model] + args + ["-o", out]
-    r = subprocess.run(cmd, capture_output=True, text=True, cwd=os.path.dirname(HERE))
-    line = (r.stderr.strip().splitlines() or [""])[-1]
-    return r.returncode, line, " ".join(["scripts/capture_trace.py", model] + args)
+    """scripts/capture_trace.py's main, in this process (models are built on meta tensors:
+    no memory held, and one torch import for the whole table): (exit code, its last line
+    on stderr, the command)."""
+    import capture_trace
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        try:
+            rc = capture_trace.main([CAPTURE, model] + args + ["-o", out])
+        except SystemExit as e:  # usage errors
+            rc = e.code
+    line = (err.getvalue().strip().splitlines() or [""])[-1]
+    return rc, line, " ".join(["scripts/capture_trace.py", model] + args)
+
+
+def execute(cmd):
+    try:
+        return subprocess.run(cmd, capture_output=True, text=True)
+    except OSError as e:
+        fail(f"{cmd[0]}: cannot run it: {e.strerror}")
+
+
+def torch_params(line):
+    """sum(p.numel()) of the module, from capture_trace.py's last line
+    ('FILE: NAME, L layers, P parameters (PATH path)'): PyTorch's count, beside which
+    fusim's own count of the trace file (`trace show`) is checked."""
+    m = re.search(r", (\d+) layers, (\d+) parameters \(", line)
+    return int(m.group(2)) if m else None
 
 
 def show(fusim, path):
-    r = subprocess.run([fusim, "trace", "show", path, "--json"], capture_output=True, text=True)
+    r = execute([fusim, "trace", "show", path, "--json"])
     if r.returncode != 0:
         return None, r.stderr.strip()
     return json.loads(r.stdout)["totals"], ""
 
 
+RUN_ARGS = ["--ordering", "eager", "--optimizer", "adam", "--measured-steps", "2", "--warmup",
+            "0", "--steps-per-block", "2", "--max-time", "0", "--threads", "1"]
+
+
 def run_step(fusim, path):
-    r = subprocess.run([fusim, "run", "--trace", path, "--ordering", "eager", "--optimizer",
-                        "adam", "--measured-steps", "2", "--warmup", "0", "--steps-per-block", "2", "--max-time", "0", "--json"],
-                       capture_output=True, text=True)
+    r = execute([fusim, "run", "--trace", path] + RUN_ARGS + ["--json"])
     return r.returncode == 0, (r.stderr.strip().splitlines() or [""])[-1]
 
 
@@ -86,9 +119,15 @@ def one(fusim, model, args, run_args, tmp, run_max_params, do_run):
     with open(out) as f:
         trace = json.load(f)
     row["path"] = trace["capture"]["path"]
+    row["kinds"] = sorted({l["op"] for l in trace["layers"]})
     totals, err = show(fusim, out)
     if totals is None:
         row.update(valid=False, error=err)
+        return row
+    row["params_torch"] = torch_params(line)
+    if totals["params"] != row["params_torch"]:
+        row.update(valid=False, error=f"fusim counts {totals['params']} parameters in the "
+                                       f"trace, sum(p.numel()) is {row['params_torch']}")
         return row
     row.update(valid=True, layers=totals["layers"], params=totals["params"],
                gflops_fwd=totals["flops_fwd"] / 1e9,
@@ -101,6 +140,8 @@ def one(fusim, model, args, run_args, tmp, run_max_params, do_run):
     if rc != 0:
         row.update(backend=False, backend_error=line)
         return row
+    with open(small) as f:
+        row["backend_kinds"] = sorted({l["op"] for l in json.load(f)["layers"]})
     ok, last = run_step(fusim, small)
     row["backend"] = ok
     row["backend_command"] = small_cmd
@@ -194,11 +235,14 @@ def main(argv):
     fresh = {}
     with tempfile.TemporaryDirectory() as tmp:
         for model, cap_args, run_args in models:
+            start = time.monotonic()
             row = one(args.fusim, model, cap_args, run_args, tmp, args.run_max_params,
                       not args.no_run)
+            row["seconds"] = round(time.monotonic() - start, 1)
             fresh[model] = row
             status = row.get("error") or row.get("backend_error") or "ok"
-            print(f"{model}: {row.get('path')} {status[:200]}", file=sys.stderr, flush=True)
+            print(f"{model}: {row.get('path')} {status[:200]} ({row['seconds']} s)",
+                  file=sys.stderr, flush=True)
             if args.json:  # after every model: an interrupted run keeps what it did
                 write_atomic(args.json, json.dumps(ordered(order, earlier, fresh), indent=1)
                              + "\n")
@@ -209,6 +253,12 @@ def main(argv):
           f"{sum(bool(r.get('valid')) for r in rows)} validated, "
           f"{sum(bool(r.get('backend')) for r in ran)} of {len(ran)} run in the backend",
           file=sys.stderr)
+    # Point 4 of issue 18: every layer kind the capture emitted ran in some backend step.
+    emitted = sorted({k for r in rows for k in r.get("kinds", [])})
+    ran_kinds = {k for r in ran if r.get("backend") for k in r.get("backend_kinds", [])}
+    print(f"capture_coverage.py: {len(emitted)} layer kinds emitted: {' '.join(emitted)}; "
+          f"not in any step run in the backend: "
+          f"{' '.join(k for k in emitted if k not in ran_kinds) or 'none'}", file=sys.stderr)
     text = table(rows)
     if args.output:
         write_atomic(args.output, text)

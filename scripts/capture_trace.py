@@ -78,14 +78,14 @@ def main(argv):
 
     source = " ".join(shlex.quote(a) for a in argv)
     try:
-        model, name = load_model(args.model)
+        model, name = load_model(args.model, meta=True)
         input_shape = args.input_shape
         if input_shape is None and args.seq is None:
             if ":" in args.model:
                 raise CaptureError(f"MODEL '{args.model}': give --input-shape or --seq")
             input_shape = [3, 224, 224]
         trace, params = capture(model, name, args.batch, input_shape, args.seq, args.dtype,
-                                source, args.path)
+                                source, args.path, lambda: load_model(args.model)[0])
     except CaptureError as e:
         print(f"capture_trace.py: {e}", file=sys.stderr)
         return 2

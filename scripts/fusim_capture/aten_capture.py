@@ -49,7 +49,7 @@ def _run(model, shapes, dtypes, device):
     return recorder, out, example
 
 
-def capture_aten(model, shapes, dtypes, input_names, dtype):
+def capture_aten(model, shapes, dtypes, input_names, dtype, real_model=None):
     meta = meta_copy(model, TORCH_DTYPES[dtype]).train()
     control = "as-run-shapes"
     try:
@@ -59,7 +59,8 @@ def capture_aten(model, shapes, dtypes, input_names, dtype):
         if not _needs_values(e.error):
             raise _failure(e) from e
         control = "as-run-values"
-        target = model.to(dtype=TORCH_DTYPES[dtype]).train()
+        target = (real_model() if real_model is not None else model)
+        target = target.to(dtype=TORCH_DTYPES[dtype]).train()
         try:
             rec, out, example = _run(target, shapes, dtypes, "cpu")
         except OpFailed as e2:

@@ -19,8 +19,37 @@ TORCH_DTYPES = {name: dt for dt, name in DTYPE_NAMES.items() if dt.is_floating_p
 PATHS = ("auto", "fx", "aten")
 
 
-def load_model(spec):
-    """A torchvision model name ('resnet18') or 'package.module:factory'."""
+class _ParamsOnMeta(torch.overrides.TorchFunctionMode):
+    """torch.empty without a device makes a meta tensor. Modules allocate their parameters
+    with it (nn.Linear, nn.Conv2d, nn.BatchNorm2d: `torch.empty(..., **factory_kwargs)`,
+    torch/nn/modules/linear.py), so a model is built without memory and its nn.init calls
+    cost nothing (vit_h_14's 632 M parameters: seconds of CPU otherwise, twice per coverage
+    row); tensors made otherwise (index buffers from arange, class tokens from zeros) stay
+    on the CPU. The capture reads shapes only."""
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = dict(kwargs or {})
+        if func is torch.empty and kwargs.get("device") is None:
+            kwargs["device"] = "meta"
+        return func(*args, **kwargs)
+
+
+def load_model(spec, meta=False):
+    """A torchvision model name ('resnet18') or 'package.module:factory'; with meta, its
+    parameters are meta tensors where the constructor allows it (_ParamsOnMeta; a
+    constructor that reads their values is run again as it is)."""
+    if meta:
+        try:  # imports outside the mode: tensors made at import time stay what they are
+            importlib.import_module(spec.split(":", 1)[0] if ":" in spec else "torchvision.models")
+        except Exception:
+            pass  # reported by the plain load below
+        try:
+            with _ParamsOnMeta():
+                return load_model(spec)
+        except CaptureError:
+            raise
+        except Exception:
+            pass
     if ":" in spec:
         module_name, factory_name = spec.split(":", 1)
         try:
@@ -54,8 +83,11 @@ def load_model(spec):
     return model, name
 
 
-def capture(model, name, batch, input_shape, seq, dtype, source, path="auto"):
+def capture(model, name, batch, input_shape, seq, dtype, source, path="auto", real_model=None):
     """Captures one training step of `model` and returns (trace dict, parameter count).
+
+    `real_model`, where `model` holds meta tensors (load_model(meta=True)), returns it with
+    values, for a forward that reads them (aten_capture).
 
     Image/vector models get one float input [batch, *input_shape]; token models (seq)
     get int64 inputs [batch, seq] for every forward argument (token ids, position ids).
@@ -86,7 +118,7 @@ def capture(model, name, batch, input_shape, seq, dtype, source, path="auto"):
             fx_error = e
     from .aten_capture import capture_aten
     try:
-        trace, control = capture_aten(model, shapes, dtypes, input_names, dtype)
+        trace, control = capture_aten(model, shapes, dtypes, input_names, dtype, real_model)
     except CaptureError as e:
         if fx_error is not None:
             fx_line = str(fx_error).strip().splitlines()[0]

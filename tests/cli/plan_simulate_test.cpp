@@ -64,6 +64,28 @@ TEST_CASE("simulate with a plan: step, per stage busy / bubble / exposed communi
   CHECK(tracks.count("GPU 0 switch port") == 1);  // 8 GPUs: one node, all on NVLink
 }
 
+TEST_CASE("simulate with a plan: orderings run at once give each ordering's own step") {
+  // The single-device runs of --ordering all run concurrently; each result is the one its
+  // ordering gives alone.
+  const std::string dir = scratch_dir("cli-plan-orderings");
+  const std::string trace = small_llama(dir);
+  const std::string plan = "simulate --trace " + trace +
+                           " --tp 2 --pp 2 --global-batch 4 --pipeline-schedule zb-v "
+                           "--cluster dgx-h100 --json --ordering ";
+  FusimRun all = run_fusim(dir, plan + "all");
+  INFO(all.err);
+  REQUIRE(all.exit_code == 0);
+  const json results = json::parse(all.out).at("results");
+  REQUIRE(results.size() == 3);
+  for (const auto& res : results) {
+    FusimRun one = run_fusim(dir, plan + res.at("ordering").get<std::string>());
+    REQUIRE(one.exit_code == 0);
+    const json alone = json::parse(one.out).at("results");
+    CHECK(alone.back().at("ordering") == res.at("ordering"));
+    CHECK(alone.back().at("step_time_ms").get<double>() == res.at("step_time_ms").get<double>());
+  }
+}
+
 TEST_CASE("plans are refused up front: one line, exit code 2") {
   const std::string dir = scratch_dir("cli-plan-refused");
   const std::string trace = small_llama(dir);

@@ -36,8 +36,8 @@ MODELS = [
 
 def run_step(path, orderings="eager"):
     r = subprocess.run([FUSIM, "run", "--trace", path, "--ordering", orderings, "--optimizer",
-                        "adam", "--measured-steps", "2", "--warmup", "0", "--steps-per-block", "2", "--max-time", "0",
-                        "--json"],
+                        "adam", "--measured-steps", "2", "--warmup", "0", "--steps-per-block",
+                        "2", "--max-time", "0", "--threads", "1", "--json"],
                        capture_output=True, text=True, timeout=600)
     return r
 

@@ -268,6 +268,16 @@ class CaptureCommandLine(unittest.TestCase):
                           "module '<root>' (Float64), aten._to_copy.default: dtype "
                           "torch.float64 is not one of")
 
+    def test_complex_tensors_name_module_and_op(self):
+        self.expect_error(["capture_test_models:spectral", "--input-shape", "8"],
+                          "capture_trace.py: module '<root>' (Spectral), aten._fft_r2c.default: "
+                          "dtype torch.complex64 is not one of")
+
+    def test_a_detour_through_numpy_names_the_module(self):
+        self.expect_error(["capture_test_models:to_numpy", "--input-shape", "8"],
+                          "capture_trace.py: module '<root>' (ToNumpy): TypeError: can't "
+                          "convert meta device type tensor to numpy")
+
     def test_parameters_the_loss_does_not_use(self):
         self.expect_error(["capture_test_models:unused", "--input-shape", "8"],
                           "not captured: spare.bias, spare.weight")

@@ -1,4 +1,5 @@
 """Small models for capture_test.py, each for one stated reason."""
+import torch
 import torch.nn as nn
 
 import fusim_models
@@ -145,3 +146,35 @@ def dict_out():
 def raising():
     """A factory that fails before any module exists: the error still fits one line."""
     raise ValueError("no such checkpoint")
+
+
+class Spectral(nn.Module):
+    """An FFT: complex tensors have no fusim dtype (refused on both paths)."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(5, 3)
+
+    def forward(self, x):
+        return self.fc(torch.fft.rfft(x).abs())
+
+
+def spectral():
+    return Spectral()
+
+
+class ToNumpy(nn.Module):
+    """Leaves torch for NumPy mid-forward: no op records it, and a meta tensor has no
+    values to hand over (refused, not captured without the detour)."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 3)
+
+    def forward(self, x):
+        import numpy as np
+        return self.fc(torch.from_numpy(np.tanh(x.detach().numpy())))
+
+
+def to_numpy():
+    return ToNumpy()
