@@ -73,6 +73,10 @@ struct SimOptions {
   // (thread-safe). Null: this simulation measures them, or reads them from the curve
   // cache folder ($FUSIM_CACHE_DIR, else the XDG cache folder: dram_curve_file.h).
   std::shared_ptr<residency::DramCurveStore> dram_curves;
+  // Tensor fidelity: cache levels keep bytes by their sets' expected counts
+  // (residency::Associativity::SetConflicts, set_conflicts.h) instead of as fully
+  // associative LRUs of their size.
+  bool tensor_set_conflicts = false;
   // Compute time of each schedule op by its id, from a measured profile (exec/op_profile.h);
   // -1 (or an id past the end) keeps the machine's cost model. Memory is simulated either way.
   std::vector<Tick> op_compute;

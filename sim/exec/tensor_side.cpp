@@ -55,8 +55,10 @@ TensorSide::TensorSide(EventQueue& queue, const Machine& machine, const SimOptio
                                         spec, params, residency::default_cache_dir());
     curve_ = std::make_unique<residency::DramMemoryCurve>(curves_);
   }
-  memory_ =
-      std::make_unique<residency::TensorMemory>(queue, machine.caches, bins_of(machine), *curve_);
+  memory_ = std::make_unique<residency::TensorMemory>(
+      queue, machine.caches, bins_of(machine), *curve_,
+      options.tensor_set_conflicts ? residency::Associativity::SetConflicts
+                                   : residency::Associativity::FullyAssociative);
 }
 
 void TensorSide::issue(const std::vector<int>& cores,

@@ -11,7 +11,9 @@ RangeStack::RangeStack(std::uint64_t capacity, SetGeometry geometry)
     : capacity_(capacity),
       geometry_(geometry),
       keep_(keep_depth(capacity, geometry)),
-      sums_(geometry.ways > 0 ? 1024 : 1) {
+      sums_(geometry.ways > 0 ? 1024 : 1),
+      quantum_(
+          std::max<std::uint64_t>(geometry.unit, capacity / 64 / geometry.unit * geometry.unit)) {
   FUSIM_ASSERT(capacity > 0, "a range stack holds at least one unit");
   FUSIM_ASSERT(geometry.ways == 0 || (geometry.span > 0 && geometry.unit > 0),
                "a set-associative stack has sets and a unit");
@@ -51,6 +53,7 @@ std::int32_t RangeStack::new_segment(Addr lo, Addr hi, const Owner& owner, bool 
   g.dirty = dirty;
   g.prev = g.next = kNone;
   g.id = s;
+  g.written = 0;
   return s;
 }
 
@@ -90,6 +93,7 @@ std::int32_t RangeStack::split(std::int32_t s, Addr addr) {
   if (geometry_.ways > 0) {  // the same slot (and place on the stack), its share of the run
     Segment& l = seg(low);
     l.slot = copy.slot;
+    l.written = copy.written;
     l.run = copy.run - (copy.hi - addr);
     l.var = copy.var * static_cast<double>(addr - copy.lo) / static_cast<double>(copy.hi - copy.lo);
     seg(s).var = copy.var - l.var;
@@ -125,10 +129,11 @@ void RangeStack::erase(std::int32_t s) {
 
 void RangeStack::push_range(Addr lo, Addr hi, const Owner& owner, bool dirty) {
   resident_ += hi - lo;
+  pushed_ += hi - lo;
   if (head_ != kNone) {
     Segment& top = seg(head_);
     // The new range continues the top segment upwards: one run of ascending recency.
-    if (top.hi == lo && top.dirty == dirty && top.owner == owner) {
+    if (top.hi == lo && top.dirty == dirty && top.owner == owner && top.written == 0) {
       // Its key (the end) grows past nobody of its owner: [lo, hi) was not held.
       auto it = index_.iterator_to(top);
       auto next = std::next(it);
@@ -200,9 +205,7 @@ std::uint64_t RangeStack::hit_bytes(std::int32_t s) {
                         static_cast<double>(resident_) / static_cast<double>(geo.span);
   if (margin > 0 && margin * margin > 36.0 * std::max(0.0, sums_.total_var())) return bytes;
   // Its own run since its last use: itself and the more recent parts of its slot.
-  std::uint64_t own = bytes;
-  for (std::int32_t p = g.prev; p != kNone && seg(p).slot == g.slot; p = seg(p).prev)
-    own += seg(p).hi - seg(p).lo;
+  const std::uint64_t own = own_run(s);
   const auto above =
       static_cast<std::uint64_t>(std::max<std::int64_t>(0, sums_.bytes_above(g.slot)));
   const double hit = hit_probability(own, above, sums_.var_above(g.slot), geo);
@@ -219,11 +222,11 @@ void RangeStack::evict_to_capacity(std::vector<Piece>& victims) {
     Segment& g = seg(t);
     const std::uint64_t excess = resident_ - keep_;
     if (g.hi - g.lo <= excess) {
-      victims.push_back(piece_of(t));
+      leave(g, g.lo, g.hi - g.lo, victims);
       erase(t);
     } else {
       // The oldest bytes of a segment are its lowest addresses.
-      victims.push_back({g.lo, g.lo + excess, g.dirty, g.owner});
+      leave(g, g.lo, excess, victims);
       if (geometry_.ways > 0) {
         const double gone = g.var * static_cast<double>(excess) / static_cast<double>(g.hi - g.lo);
         g.var -= gone;
@@ -232,6 +235,89 @@ void RangeStack::evict_to_capacity(std::vector<Piece>& victims) {
       g.lo += excess;
       resident_ -= excess;
     }
+  }
+  write_back_lost(victims);
+}
+
+void RangeStack::leave(const Segment& g, Addr lo, Addr bytes, std::vector<Piece>& victims) const {
+  if (!g.dirty || g.written == 0) {
+    victims.push_back({lo, lo + bytes, g.dirty, g.owner});
+    return;
+  }
+  const std::uint64_t units = bytes / geometry_.unit;
+  const auto written =
+      static_cast<std::uint64_t>(std::llround(g.written * static_cast<double>(units)));
+  const Addr dirty = (units - std::min(units, written)) * geometry_.unit;
+  if (dirty > 0) victims.push_back({lo, lo + dirty, true, g.owner});
+  if (dirty < bytes) victims.push_back({lo + dirty, lo + bytes, false, g.owner});
+}
+
+Addr RangeStack::written_bytes(std::int32_t s) const {
+  const Segment& g = seg(s);
+  if (g.written == 0) return 0;
+  const std::uint64_t units = (g.hi - g.lo) / geometry_.unit;
+  const auto written =
+      static_cast<std::uint64_t>(std::llround(g.written * static_cast<double>(units)));
+  return std::min(units, written) * geometry_.unit;
+}
+
+std::uint64_t RangeStack::own_run(std::int32_t s) const {
+  const Segment& g = seg(s);
+  std::uint64_t own = g.hi - g.lo;
+  for (std::int32_t p = g.prev; p != kNone && seg(p).slot == g.slot; p = seg(p).prev)
+    own += seg(p).hi - seg(p).lo;
+  return own;
+}
+
+double RangeStack::held_share(std::int32_t s, bool* surely) const {
+  *surely = false;
+  if (geometry_.ways == 0) {
+    *surely = true;
+    return 1.0;
+  }
+  const Segment& g = seg(s);
+  const std::uint64_t own = own_run(s);
+  const auto above =
+      static_cast<std::uint64_t>(std::max<std::int64_t>(0, sums_.bytes_above(g.slot)));
+  const double var = sums_.var_above(g.slot);
+  // Its whole depth (its own run and everything above) cannot fill a set, 6 sigma.
+  const double margin = static_cast<double>(geometry_.ways) - 0.5 -
+                        static_cast<double>(above + own) / static_cast<double>(geometry_.span);
+  if (margin > 0 && margin * margin > 36.0 * var) {
+    *surely = true;
+    return 1.0;
+  }
+  return held_fraction(own, g.hi - g.lo, above, var, geometry_);
+}
+
+void RangeStack::write_back_lost(std::vector<Piece>& victims) {
+  if (geometry_.ways == 0 || pushed_ < quantum_) return;
+  pushed_ = 0;
+  const SetGeometry& geo = geometry_;
+  // From the least recently used piece up, while any line of a piece may be gone (held_share:
+  // a piece that surely holds everything has only such pieces above it).
+  for (std::int32_t s = tail_; s != kNone;) {
+    Segment& g = seg(s);
+    const std::int32_t up = g.prev;
+    bool surely = false;
+    const double kept = held_share(s, &surely);
+    if (surely) break;
+    if (g.dirty) {
+      const std::uint64_t bytes = g.hi - g.lo;
+      const double lost = 1.0 - kept;
+      if (lost > g.written) {
+        const auto units = static_cast<double>(bytes / geo.unit);
+        const auto before = static_cast<Addr>(std::llround(g.written * units)) * geo.unit;
+        const auto after = static_cast<Addr>(std::llround(lost * units)) * geo.unit;
+        if (after > before) victims.push_back({g.hi - after, g.hi - before, true, g.owner});
+        g.written = lost;
+        if (after >= bytes) {  // all of it written back: the rest of its life it is clean
+          g.dirty = false;
+          g.written = 0;
+        }
+      }
+    }
+    s = up;
   }
 }
 

@@ -67,13 +67,15 @@ struct Served {
 // LRU of range_stack.h). SetConflicts: a non-inclusive level of more than one set, with no
 // exclusive level below it, keeps bytes by the expected set counts of set_conflicts.h (a
 // hit fraction by reuse distance instead of the cliff at the capacity; bytes lost to set
-// conflicts are written back when found gone). Checked against the line model's
-// set-associative caches (tests/residency/test_set_conflicts.cpp), but not yet used by the
-// tensor fidelity: there (A100, resnet18 batch 1 32x32, eager SGD) it made the step 56%
-// slower than line for the same DRAM bytes, because a dirty tensor kept beyond the L2's
-// capacity is written back when the next step re-reads it, posted at once, instead of
-// with the misses that pushed it out (making those writebacks paced: +12%); the fix is to
-// write dirty bytes back as they pass the capacity and keep them clean below it.
+// conflicts are written back as the fills that push them out go on, as a cache writes back
+// the dirty lines it evicts: range_stack.h). Checked against the line model's
+// set-associative caches (tests/residency/test_set_conflicts.cpp: units served and bytes
+// written to memory within 1%). Not on by default in the tensor fidelity
+// (SimOptions::tensor_set_conflicts): against line it is better on some cases and worse
+// on others (tests/exec/test_tensor_fidelity.cpp). (Before its dirty bytes were written
+// back as they were lost, A100 resnet18 batch 1 32x32 eager SGD was 56% slower than line
+// with it, for the same DRAM bytes: a dirty tensor kept past the L2's capacity was written
+// back all at once when the next step re-read it; now +3.6%.)
 enum class Associativity { FullyAssociative, SetConflicts };
 
 class ResidencyHierarchy {

@@ -12,17 +12,29 @@ double run_variance(std::uint64_t run_bytes, std::uint64_t span) {
   return f * (1.0 - f);
 }
 
+namespace {
+// P(X <= k), X the other runs' lines in a set (continuity-corrected normal; below a
+// variance of 1e-6, no misaligned run since, X is its mean).
+class OtherCount {
+ public:
+  OtherCount(std::uint64_t other_bytes, double other_var, const SetGeometry& g)
+      : mean_(static_cast<double>(other_bytes) / static_cast<double>(g.span)),
+        sigma_(std::sqrt(std::max(0.0, other_var))) {}
+  double at_most(double k) const {
+    const double margin = k + 0.5 - mean_;
+    if (sigma_ < 1e-3) return margin > 0 ? 1.0 : 0.0;
+    return 0.5 * std::erfc(-margin / (sigma_ * std::sqrt(2.0)));
+  }
+
+ private:
+  double mean_, sigma_;
+};
+}  // namespace
+
 double hit_probability(std::uint64_t own_bytes, std::uint64_t other_bytes, double other_var,
                        const SetGeometry& g) {
-  const double mean = static_cast<double>(other_bytes) / static_cast<double>(g.span);
-  const double sigma = std::sqrt(std::max(0.0, other_var));
-  // P(X <= k), X the other runs' lines in the set (continuity-corrected normal; below a
-  // variance of 1e-6, no misaligned run since, X is its mean).
-  auto at_most = [&](double k) {
-    const double margin = k + 0.5 - mean;
-    if (sigma < 1e-3) return margin > 0 ? 1.0 : 0.0;
-    return 0.5 * std::erfc(-margin / (sigma * std::sqrt(2.0)));
-  };
+  const OtherCount x(other_bytes, other_var, g);
+  auto at_most = [&](double k) { return x.at_most(k); };
   // The own run of R = q span + r bytes puts q + 1 lines in r / line of the sets, q in the
   // others: a unit of it sees the other n - 1 lines of its set (all used since it), so it
   // stays while X <= ways - n. The long sets hold (q + 1) r of the run's bytes.
@@ -32,6 +44,27 @@ double hit_probability(std::uint64_t own_bytes, std::uint64_t other_bytes, doubl
       own_bytes > 0 ? static_cast<double>((q + 1) * r) / static_cast<double>(own_bytes) : 0.0;
   const double qd = static_cast<double>(q);
   return (1.0 - in_long) * at_most(ways - qd) + in_long * at_most(ways - 1.0 - qd);
+}
+
+double held_fraction(std::uint64_t own_bytes, std::uint64_t piece_bytes, std::uint64_t other_bytes,
+                     double other_var, const SetGeometry& g) {
+  FUSIM_ASSERT(piece_bytes > 0 && piece_bytes <= own_bytes, "a piece of its own run");
+  const OtherCount x(other_bytes, other_var, g);
+  // stays[n] = T(n): the lines a set keeps of the n newest lines of the run in it.
+  std::vector<double> stays(std::size_t{g.ways} + 1, 0.0);
+  for (std::uint32_t j = 0; j < g.ways; ++j)
+    stays[j + 1] = stays[j] + x.at_most(static_cast<double>(g.ways - 1 - j));
+  const double unit = static_cast<double>(g.unit);
+  const double sets = static_cast<double>(g.span) / unit;
+  auto held = [&](std::uint64_t run) {
+    const std::uint64_t q = run / g.span;
+    const double longer = static_cast<double>(run % g.span) / unit;
+    auto t = [&](std::uint64_t n) { return stays[std::min<std::uint64_t>(n, g.ways)]; };
+    return longer * t(q + 1) + (sets - longer) * t(q);
+  };
+  const double lines = static_cast<double>(piece_bytes) / unit;
+  const double kept = (held(own_bytes) - held(own_bytes - piece_bytes)) / lines;
+  return std::clamp(kept, 0.0, 1.0);
 }
 
 std::uint64_t keep_depth(std::uint64_t capacity, const SetGeometry& g) {

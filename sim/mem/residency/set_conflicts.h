@@ -45,6 +45,21 @@ double run_variance(std::uint64_t run_bytes, std::uint64_t span);
 double hit_probability(std::uint64_t own_bytes, std::uint64_t other_bytes, double other_var,
                        const SetGeometry& g);
 
+// The share of the oldest `piece_bytes` of a run of `own_bytes` (the piece and the more
+// recent rest of its run) that the array still holds now, with `other_bytes` of other runs
+// (count variance other_var) used since: the lines that have not been evicted yet, where
+// hit_probability() is the share a re-read of the whole run finds (the re-read's own
+// fills push out more of it). A line with j more recent lines of its own run in its set
+// stays while j + X <= ways - 1; a run of R = q span + r bytes has q + 1 lines in r / unit
+// of the sets and q in the others, so it holds
+//   S(R) = (r / unit) T(q + 1) + (sets - r / unit) T(q),  T(n) = sum_{j < min(n, ways)} P(X <= ways
+//   - 1 - j)
+// lines, and the piece (the oldest lines of the run: the newest ones never see it) holds
+// S(own) - S(own - piece). A dirty line is written back when it is evicted: what this
+// share loses between two looks at a dirty piece is written back then (range_stack.h).
+double held_fraction(std::uint64_t own_bytes, std::uint64_t piece_bytes, std::uint64_t other_bytes,
+                     double other_var, const SetGeometry& g);
+
 // How deep a stack of a set-associative array keeps bytes (beyond its capacity, with the
 // probability above): where that probability is negligible for any mix of runs (the count's
 // variance is at most its mean, so at depth D = capacity x (1 + m) the hit probability is

@@ -27,8 +27,11 @@ PipeConfig TensorMemory::pipe_config(const cache::HierarchyConfig& config) {
 }
 
 TensorMemory::TensorMemory(EventQueue& queue, const cache::HierarchyConfig& config,
-                           const std::vector<int>& bin_cores, MemoryCurve& memory)
-    : queue_(queue), hierarchy_(config, bin_cores), pipes_(queue, pipe_config(config), memory) {
+                           const std::vector<int>& bin_cores, MemoryCurve& memory,
+                           Associativity assoc)
+    : queue_(queue),
+      hierarchy_(config, bin_cores, assoc),
+      pipes_(queue, pipe_config(config), memory) {
   Tick path = 0;
   for (const cache::LevelConfig& c : config.levels) {
     path += c.latency_cycles * c.clock_period;

@@ -7,8 +7,9 @@
 // Honoured from the machine: per cache level its size, line (of the first level: the
 // unit), latency and clock, ports, MSHRs, sharing, inclusion, write policy, write
 // allocation and validation; main memory through its curves (memory_curve.h). Not
-// honoured: associativity and replacement policy (every level is a fully associative LRU
-// of its size), and the order of lines within a chunk.
+// honoured: the replacement policy (LRU), associativity unless asked for (`assoc`: by
+// default every level is a fully associative LRU of its size; SetConflicts keeps bytes by
+// the expected counts of its sets, residency.h), and the order of lines within a chunk.
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -52,7 +53,8 @@ class TensorMemory {
   // bin_cores: cores per bin of private stacks (residency.h); cores are numbered bin by
   // bin. `memory` must outlive this object.
   TensorMemory(EventQueue& queue, const cache::HierarchyConfig& config,
-               const std::vector<int>& bin_cores, MemoryCurve& memory);
+               const std::vector<int>& bin_cores, MemoryCurve& memory,
+               Associativity assoc = Associativity::FullyAssociative);
 
   // The id of a set of cores (interned; the same list, the same id).
   int group_of(const std::vector<int>& cores);
