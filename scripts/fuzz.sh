@@ -9,7 +9,7 @@
 # Longer run (documented in fuzz/README.md): scripts/fuzz.sh 3600. The mutation seed is
 # $FUSIM_FUZZ_SEED (default 1): the same seed, corpus and build replay the same inputs, so a
 # CI finding reproduces (a time-limited run may stop at another input on a loaded machine). A crash, a hang (> 1 s
-# on one input), a leak, an uncaught non-InputError exception or any sanitizer report fails
+# on one input, 10 s for fuzz_cli's whole commands), a leak, an uncaught non-InputError exception or any sanitizer report fails
 # the run; the reproducer is left in the target's work folder and named on stderr.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -37,12 +37,16 @@ run_one() {
   done
   local log=$work/fuzz.log
   # -timeout=1: an input taking over a second is a hang. -rss_limit_mb: resource limits must
-  # refuse huge configs before allocating (issue 9), so 2 GiB is plenty.
+  # refuse huge configs before allocating (issue 9), so 2 GiB is plenty. fuzz_cli runs whole
+  # commands: the README's llama-3.1-70b `memory` plan alone takes 1.7 s under ASan at load
+  # 16 (0.17 s uninstrumented), so 10 s there.
+  local per_input=1
+  [ "$name" = cli ] && per_input=10
   local rc=0
   # A 256 MiB model budget (core/memory_budget.h) keeps legal-but-huge configs fast to refuse.
   FUSIM_MEMORY_BUDGET=${FUSIM_MEMORY_BUDGET:-256MiB} \
   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ASAN_OPTIONS=detect_leaks=1 \
-    "$exe" "$work/corpus" -seed="${FUSIM_FUZZ_SEED:-1}" -max_total_time="$seconds" -timeout=1 -rss_limit_mb=2048 \
+    "$exe" "$work/corpus" -seed="${FUSIM_FUZZ_SEED:-1}" -max_total_time="$seconds" -timeout="$per_input" -rss_limit_mb=2048 \
     -malloc_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$work/artifacts/" \
     >"$log" 2>&1 || rc=$?
   local runs
@@ -64,7 +68,7 @@ seconds=${1:-60}
 shift || true
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(trace machine cache_config address_trace dram_config dram_trace
-  mixed sweep_set sweep_resume)
+  mixed sweep_set sweep_resume cli)
 if [ ! -f "$build/CMakeCache.txt" ]; then
   generator=()
   command -v ninja >/dev/null && generator=(-G Ninja)
@@ -72,8 +76,8 @@ if [ ! -f "$build/CMakeCache.txt" ]; then
     -DFUSIM_FUZZ=ON -DFUSIM_TESTS=OFF -DFUSIM_WITH_TORCH=OFF -DFUSIM_WITH_MPI=OFF >&2
 fi
 cmake --build "$build" --target "${targets[@]/#/fuzz_}" -j "${FUSIM_JOBS:-2}" >&2
-# FUSIM_FUZZ_PARALLEL=N runs up to N targets at once (the long run: 9 targets x 3600 s is
-# 9 hours one after the other, 1 h 10 min on 8 cores); each target's summary line is
+# FUSIM_FUZZ_PARALLEL=N runs up to N targets at once (the long run: 10 targets x 3600 s is
+# 10 hours one after the other, 1 h with FUSIM_FUZZ_PARALLEL=10); each target's summary line is
 # printed when all are done, and also kept in its work folder (summary.txt).
 parallel=${FUSIM_FUZZ_PARALLEL:-1}
 status=0

@@ -10,6 +10,7 @@
 #include "backend/device_timer.h"
 #include "backend/host_allocator.h"
 #include "backend/memory_counter.h"
+#include "backend/memory_guard.h"
 #include "backend/step_probe.h"
 #include "backend/step_state.h"
 #include "core/error.h"
@@ -110,13 +111,13 @@ void check_run_options(const RunOptions& o) {
         fmt::format("--min-cpu-ratio: expected a share in [0, 1), got {}", o.min_cpu_ratio));
 }
 
-RunReport run_schedules(const workload::Trace& trace,
-                        const std::vector<schedule::Schedule>& schedules,
-                        const OptimizerConfig& optimizer, const RunOptions& o) {
+namespace {
+// run_schedules once its options and the memory need are checked.
+RunReport execute_schedules(const workload::Trace& trace,
+                            const std::vector<schedule::Schedule>& schedules,
+                            const OptimizerConfig& optimizer, const RunOptions& o) {
   using Clock = std::chrono::steady_clock;
   const Clock::time_point started = Clock::now();
-  check_run_options(o);
-  if (o.device == "cpu") check_host_memory(schedules);
   RunReport report;
   auto& cond = report.conditions;
   cond.load_before = load_average();
@@ -300,6 +301,18 @@ RunReport run_schedules(const workload::Trace& trace,
                                                           report.results[k].step_times));
     }
   report.notes = describe_run(report, o);
+  return report;
+}
+}  // namespace
+
+RunReport run_schedules(const workload::Trace& trace,
+                        const std::vector<schedule::Schedule>& schedules,
+                        const OptimizerConfig& optimizer, const RunOptions& o) {
+  check_run_options(o);
+  check_device_memory(schedules, o.device);
+  RunReport report;
+  guard_out_of_memory(schedules, o.device,
+                      [&] { report = execute_schedules(trace, schedules, optimizer, o); });
   return report;
 }
 

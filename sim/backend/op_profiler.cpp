@@ -9,6 +9,7 @@
 #include "backend/device_timer.h"
 #include "backend/executor.h"
 #include "backend/host_allocator.h"
+#include "backend/memory_guard.h"
 #include "backend/run_plan.h"
 #include "backend/step_probe.h"
 #include "backend/training_state.h"
@@ -81,7 +82,8 @@ Quantiles quantiles(const std::vector<Tick>& times) {
 }
 }  // namespace
 
-exec::OpProfile profile_ops(const workload::Trace& trace,
+namespace {
+exec::OpProfile measure_ops(const workload::Trace& trace,
                             const std::vector<schedule::Schedule>& schedules,
                             const OptimizerConfig& optimizer, const ProfileOptions& o) {
   check_device(o.device);
@@ -97,7 +99,7 @@ exec::OpProfile profile_ops(const workload::Trace& trace,
   // Distinct values, written once, so the pages exist before any timed run.
   std::vector<std::int64_t> evict(std::size_t(o.evict_bytes) / sizeof(std::int64_t));
   for (std::size_t i = 0; i < evict.size(); ++i) evict[i] = std::int64_t(i);
-  if (o.device == "cpu") check_host_memory({schedules[0]});
+  check_device_memory({schedules[0]}, o.device);
   if (o.threads > 0) at::set_num_threads(o.threads);
   keep_freed_memory_in_heap();  // as measured runs do (backend/host_allocator.h)
   const schedule::Schedule& eager = schedules[0];
@@ -180,6 +182,19 @@ exec::OpProfile profile_ops(const workload::Trace& trace,
     p.per_step = n.per_step;
     profile.ops.push_back(std::move(p));
   }
+  return profile;
+}
+}  // namespace
+
+exec::OpProfile profile_ops(const workload::Trace& trace,
+                            const std::vector<schedule::Schedule>& schedules,
+                            const OptimizerConfig& optimizer, const ProfileOptions& o) {
+  exec::OpProfile profile;
+  // One state is executed: the eager schedule's (measure_ops checks that it comes first).
+  const std::vector<schedule::Schedule> executed(schedules.begin(),
+                                                 schedules.begin() + (schedules.empty() ? 0 : 1));
+  guard_out_of_memory(executed, o.device,
+                      [&] { profile = measure_ops(trace, schedules, optimizer, o); });
   return profile;
 }
 

@@ -2,6 +2,7 @@
 
 #include <stdlib.h>
 
+#include <cctype>
 #include <cstdio>
 #include <new>
 
@@ -18,6 +19,10 @@
 
 namespace fusim::cli {
 namespace {
+
+unsigned char uchar(char c) {
+  return static_cast<unsigned char>(c);
+}
 
 std::vector<std::string> subcommand_names(CLI::App& app) {
   std::vector<std::string> names;
@@ -64,14 +69,18 @@ std::string unexpected_argument(const std::vector<CLI::App*>& chain, int argc, c
   CLI::App& command = *chain.back();
   for (int i = 1; i < argc; ++i) {
     std::string word = argv[i];
-    if (word.rfind("--", 0) != 0 || word == "--") continue;
+    // --long options, and short ones (-o where the command has none); not "-", "--", "-5".
+    const bool is_short = word.size() == 2 && word[0] == '-' && std::isalpha(uchar(word[1]));
+    if (!is_short && (word.rfind("--", 0) != 0 || word == "--")) continue;
     word = word.substr(0, word.find('='));
     bool known = false;
     for (CLI::App* app : chain) known = known || app->get_option_no_throw(word) != nullptr;
     if (known) continue;
     std::vector<std::string> names;
-    for (const CLI::Option* o : command.get_options())
+    for (const CLI::Option* o : command.get_options()) {
       for (const auto& l : o->get_lnames()) names.push_back("--" + l);
+      for (const auto& s : o->get_snames()) names.push_back("-" + s);
+    }
     std::string path;
     for (std::size_t k = 1; k < chain.size(); ++k) path += chain[k]->get_name() + " ";
     return fmt::format("{}unknown option {}{}; `fusim {}--help` lists the options",
@@ -79,6 +88,42 @@ std::string unexpected_argument(const std::vector<CLI::App*>& chain, int argc, c
                        did_you_mean(word, names), path);
   }
   return fallback;
+}
+
+// CLI11's "Could not convert: --seq = 8k" in the words of every other error:
+// "--seq: expected an integer, got \"8k\"" (the option's type from its declaration).
+std::string conversion_message(const std::vector<CLI::App*>& chain, const std::string& what) {
+  const std::string prefix = "Could not convert: ";
+  const auto eq = what.find(" = ");
+  if (what.rfind(prefix, 0) != 0 || eq == std::string::npos) return what;
+  const std::string name = what.substr(prefix.size(), eq - prefix.size());
+  const CLI::Option* option = nullptr;
+  for (CLI::App* app : chain)
+    if (!option) option = app->get_option_no_throw(name);
+  const std::string type = option ? option->get_type_name() : "";
+  const std::string expected = type.rfind("UINT", 0) == 0  ? "a non-negative integer"
+                               : type.rfind("INT", 0) == 0 ? "an integer"
+                               : type.rfind("FLOAT", 0) == 0
+                                   ? "a number"
+                                   : "a value of type " + (type.empty() ? "?" : type);
+  return fmt::format("{}: expected {}, got \"{}\"", name, expected, what.substr(eq + 3));
+}
+
+// CLI11 reads "-5" into an unsigned option as 2^64 - 5 (strtoull): every unsigned option of
+// every command refuses a leading '-' instead ("--seed: expected a non-negative integer").
+void refuse_negative_unsigned(CLI::App& app) {
+  for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
+    for (CLI::Option* o : sub->get_options())
+      if (o->get_type_name().rfind("UINT", 0) == 0)
+        o->check(CLI::Validator(
+            [](std::string& text) -> std::string {
+              return text.rfind('-', 0) == 0
+                         ? fmt::format("expected a non-negative integer, got {}", text)
+                         : "";
+            },
+            ""));
+    refuse_negative_unsigned(*sub);
+  }
 }
 
 // --max-memory on every command that does its own work (not the entries that fusim hands to
@@ -129,6 +174,7 @@ int run_fusim(int argc, char** argv, const std::function<void(CLI::App&)>& add_b
   add_dram_command(app);
   add_bench_command(app);
   add_max_memory_option(app);
+  refuse_negative_unsigned(app);
   add_shared_options_help(app);  // last: it lists the shared options each command took
 
   std::vector<CLI::App*> chain;
@@ -156,6 +202,7 @@ int run_fusim(int argc, char** argv, const std::function<void(CLI::App&)>& add_b
     std::string message = e.what();
     if (dynamic_cast<const CLI::ExtrasError*>(&e))
       message = unexpected_argument(chain, argc, argv, message);
+    if (dynamic_cast<const CLI::ConversionError*>(&e)) message = conversion_message(chain, message);
     // CLI11 messages may hold line breaks: one line, like every other error.
     for (char& c : message)
       if (c == '\n') c = ' ';

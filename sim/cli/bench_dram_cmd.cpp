@@ -19,6 +19,7 @@
 #include "cli/commands.h"
 #include "cli/output_format.h"
 #include "core/error.h"
+#include "core/memory_budget.h"
 #include "mem/dram/trace_replay.h"
 
 namespace fusim::cli {
@@ -40,6 +41,9 @@ struct Scenario {
 
 void run_bench_dram(const BenchDramOptions& opt) {
   if (opt.requests < 1000) throw InputError("--requests: expected at least 1000");
+  // Generated in memory per scenario (as dram gen's -n): refused before allocating.
+  check_memory_budget("--requests", "", "generated requests", opt.requests,
+                      sizeof(dram::TraceRequest));
   const Scenario scenarios[] = {
       {"ddr4-random", "ddr4-3200 1ch random", "ddr4-3200", dram::TracePattern::Random},
       {"ddr4-stream", "ddr4-3200 1ch stream", "ddr4-3200", dram::TracePattern::Stream},

@@ -5,10 +5,12 @@
 #include <fmt/format.h>
 #include <chrono>
 #include <cstdio>
+#include <limits>
 #include <memory>
 #include <string>
 
 #include "cli/commands.h"
+#include "cli/option_checks.h"
 #include "cli/output_format.h"
 #include "core/error.h"
 #include "core/json_view.h"
@@ -79,8 +81,7 @@ void check_reachable(const dram::DramSpec& spec, const std::vector<dram::TraceRe
 void run_dram(const DramOptions& opt) {
   if (opt.config.empty() || opt.trace.empty()) {
     throw InputError(
-        "fusim dram: expected --config PRESET_OR_FILE and --trace FILE (or the "
-        "subcommand gen)");
+        "dram: expected --config PRESET_OR_FILE and --trace FILE (or the subcommand gen)");
   }
   dram::DramSpec spec = load_config(opt.config);
   if (!opt.scheduler.empty()) spec.ctrl.scheduler = opt.scheduler;
@@ -268,7 +269,7 @@ void add_dram_command(CLI::App& app) {
   cmd->add_option("--trace", opt->trace, "DRAMsim3-format trace file");
   cmd->add_option("--cycles", opt->cycles,
                   "Stop after this many DRAM cycles (0: run the whole trace)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(int_range(0, std::numeric_limits<std::int64_t>::max(), "0: the whole trace"))
       ->capture_default_str();
   cmd->add_option("--scheduler", opt->scheduler,
                   "Override the scheduler: fcfs, frfcfs, frfcfs-cap, stream-aware, cads (learns "

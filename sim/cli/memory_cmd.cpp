@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "cli/commands.h"
+#include "cli/option_checks.h"
 #include "cli/output_format.h"
 #include "cli/plan_options.h"
 #include "cli/trace_option.h"
@@ -108,6 +109,8 @@ void run_memory(const CLI::App& cmd, MemoryCmdOptions& o) {
   q.mixed_precision = o.precision == "mixed";
   q.gpu_memory = gpu_memory_bytes(o.gpu);
 
+  if (!o.search && cmd.count("--gpus"))
+    warn_no_effect("--gpus", "without --search (the plan's GPUs are --tp x --pp x --dp x --cp)");
   if (o.search) {
     if (o.gpus < 1) throw InputError("--gpus: expected a positive GPU count with --search");
     q.plan = synchronous_plan(o.plan);  // schedule, distributed optimizer, global batch
@@ -184,13 +187,16 @@ void add_memory_command(CLI::App& app) {
   cmd->add_option("--model", opt->model,
                   "An LLM of fusim trace gen: gpt, llama or a preset (llama-3.1-8b, "
                   "gpt3-175b, ...)");
-  cmd->add_option("--layers", opt->net.layers, "--model: transformer blocks");
-  cmd->add_option("--hidden", opt->net.hidden, "--model: hidden size");
-  cmd->add_option("--heads", opt->net.heads, "--model: attention heads");
-  cmd->add_option("--kv-heads", opt->net.kv_heads, "--model: key/value heads");
-  cmd->add_option("--ffn", opt->net.ffn, "--model: MLP width");
-  cmd->add_option("--vocab", opt->net.vocab, "--model: vocabulary");
-  cmd->add_option("--seq", opt->net.seq, "--model: sequence length (default: the preset's)");
+  cmd->add_option("--layers", opt->net.layers, "--model: transformer blocks")
+      ->check(positive_int());
+  cmd->add_option("--hidden", opt->net.hidden, "--model: hidden size")->check(positive_int());
+  cmd->add_option("--heads", opt->net.heads, "--model: attention heads")->check(positive_int());
+  cmd->add_option("--kv-heads", opt->net.kv_heads, "--model: key/value heads")
+      ->check(positive_int());
+  cmd->add_option("--ffn", opt->net.ffn, "--model: MLP width")->check(positive_int());
+  cmd->add_option("--vocab", opt->net.vocab, "--model: vocabulary")->check(positive_int());
+  cmd->add_option("--seq", opt->net.seq, "--model: sequence length (default: the preset's)")
+      ->check(positive_int());
   cmd->add_option("--dtype", opt->dtype, "--model: float16 | bfloat16 | float32");
   cmd->add_flag("--tied-embeddings", opt->net.tied_embeddings, "--model: tie the LM head");
   cmd->add_flag("--bidirectional", opt->net.bidirectional, "--model: masked-diffusion LM");

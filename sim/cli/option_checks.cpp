@@ -23,6 +23,19 @@ CLI::Validator int_range(std::int64_t lo, std::int64_t hi, const std::string& me
       expected);
 }
 
+CLI::Validator positive_int() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        std::int64_t value = 0;
+        const char* end = text.data() + text.size();
+        auto [ptr, ec] = std::from_chars(text.data(), end, value);
+        if (ec != std::errc() || ptr != end)
+          return fmt::format("expected a positive integer, got \"{}\"", text);
+        return value < 1 ? fmt::format("expected a positive integer, got {}", value) : "";
+      },
+      "POSITIVE");
+}
+
 void warn_no_effect(const std::string& option, const std::string& why) {
   fmt::print(stderr, "fusim: warning: {} has no effect {}\n", option, why);
 }

@@ -13,6 +13,10 @@ namespace fusim::cli {
 // default, at most this host's 16 hardware threads".
 CLI::Validator int_range(std::int64_t lo, std::int64_t hi, const std::string& meaning = "");
 
+// Integers >= 1, for sizes whose 0 stands for "the default" inside (NetworkOptions,
+// PlanArgs): given explicitly, 0 or a negative value was taken as the default without a word.
+CLI::Validator positive_int();
+
 // This host's hardware threads (at least 1): the most intra-op threads worth asking for.
 int host_threads();
 

@@ -1,5 +1,6 @@
 #include "cli/plan_options.h"
 
+#include "cli/option_checks.h"
 #include "parallel/interconnect.h"
 
 namespace fusim::cli {
@@ -14,12 +15,14 @@ void add_plan_options(CLI::App* cmd, parallel::PlanArgs& a) {
   cmd->add_option("--microbatch", a.microbatch, "Sequences per microbatch (b)");
   cmd->add_option("--global-batch", a.global_batch,
                   "Sequences per optimizer step over all replicas (G; default b x dp: one\n"
-                  "microbatch per step); microbatches per pipeline m = G / (b x dp)");
+                  "microbatch per step); microbatches per pipeline m = G / (b x dp)")
+      ->check(positive_int());
   cmd->add_option("--pipeline-schedule", a.schedule,
                   "One of: " + parallel::pipeline_schedule_names())
       ->capture_default_str();
   cmd->add_option("--virtual-stages", a.virtual_stages,
-                  "Model chunks per stage (interleaved: >= 2; zb-v: 2, the default)");
+                  "Model chunks per stage (interleaved: >= 2; zb-v: 2, the default)")
+      ->check(positive_int());
   cmd->add_option("--recompute", a.recompute,
                   "none | selective (the attention core) | full (each block's input kept)")
       ->capture_default_str();

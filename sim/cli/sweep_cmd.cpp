@@ -1,5 +1,6 @@
 // `fusim sweep`: what-if grids over machine fields and batch sizes, on threads and MPI ranks.
 #include <fmt/format.h>
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <memory>
@@ -15,6 +16,7 @@
 #include "core/error.h"
 #include "core/output_file.h"
 #include "core/table.h"
+#include "networks/networks.h"
 #include "schedule/request.h"
 #include "sweep/result_file.h"
 #include "sweep/run_study.h"
@@ -153,7 +155,8 @@ void add_sweep_command(CLI::App& app) {
       ->capture_default_str()
       ->check(int_range(0, 100));
   cmd->add_option("--batch", o->sim.batch, "Batch size of zoo networks when batch= is not swept")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(positive_int());
   cmd->add_option("--jobs,-j", o->jobs,
                   "Worker threads per process (default: all hardware threads)");
   cmd->add_option(
@@ -170,6 +173,12 @@ void add_sweep_command(CLI::App& app) {
   add_output_flags(cmd, o->format);
   cmd->callback([o, cmd] {
     o->sim.with_plan = plan_requested(*cmd);
+    // --batch sizes the zoo networks only: on trace files alone it was ignored silently.
+    const auto& zoo = networks::network_names();
+    if (cmd->count("--batch") && std::none_of(o->traces.begin(), o->traces.end(), [&](auto& t) {
+          return std::find(zoo.begin(), zoo.end(), t) != zoo.end();
+        }))
+      warn_no_effect("--batch", "on trace files (it sizes the zoo networks: --trace resnet50)");
     run_sweep(*o);
   });
 }

@@ -83,6 +83,7 @@ void run_validate(const ValidateOptions& opt) {
                      .c_str(),
                  stdout);
     } catch (const InputError& e) {
+      if (opt.files.size() == 1) throw;  // one file: its error is the one line
       // On stderr, one line each, like every error; the ok lines stay on stdout.
       ++failed;
       std::fflush(stdout);

@@ -118,19 +118,26 @@ void add_trace_gen_command(CLI::App& trace) {
                   "Image side in pixels for resnet*, vgg*, mobilenet_v2")
       ->default_val(224);
   gen->add_option("--layers", opt->net.layers,
-                  "Transformer blocks (default: the preset's); mlp: hidden layers (default 2)");
+                  "Transformer blocks (default: the preset's); mlp: hidden layers (default 2)")
+      ->check(positive_int());
   gen->add_option("--hidden", opt->net.hidden,
                   "Transformer hidden size (default: the preset's; a multiple of --heads);\n"
-                  "mlp: hidden width (default 1024)");
-  gen->add_option("--heads", opt->net.heads, "Attention heads (default: the preset's)");
+                  "mlp: hidden width (default 1024)")
+      ->check(positive_int());
+  gen->add_option("--heads", opt->net.heads, "Attention heads (default: the preset's)")
+      ->check(positive_int());
   gen->add_option("--seq", opt->net.seq,
-                  "Transformer sequence length (default 128; LLM presets: their training length)");
+                  "Transformer sequence length (default 128; LLM presets: their training length)")
+      ->check(positive_int());
   // LLMs (issue 20)
   gen->add_option("--kv-heads", opt->net.kv_heads,
-                  "LLMs: key/value heads of grouped-query attention (default: --heads)");
+                  "LLMs: key/value heads of grouped-query attention (default: --heads)")
+      ->check(positive_int());
   gen->add_option("--ffn", opt->net.ffn,
-                  "LLMs: MLP width (gpt default 4 x --hidden; llama: the SwiGLU width)");
-  gen->add_option("--vocab", opt->net.vocab, "LLMs: vocabulary size (default: the preset's)");
+                  "LLMs: MLP width (gpt default 4 x --hidden; llama: the SwiGLU width)")
+      ->check(positive_int());
+  gen->add_option("--vocab", opt->net.vocab, "LLMs: vocabulary size (default: the preset's)")
+      ->check(positive_int());
   gen->add_option("--dtype", opt->dtype,
                   "LLMs: float16 | bfloat16 | float32 (default: the preset's; bfloat16 for the\n"
                   "families, float16 for the Megatron GPT presets)");

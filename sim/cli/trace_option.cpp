@@ -14,9 +14,9 @@ namespace fusim::cli {
 
 workload::Trace load_trace_option(const std::string& name) {
   std::error_code ec;
-  // A path (a '/' or .json) is a file, reported by the reader when it is missing.
-  if (std::filesystem::is_regular_file(name, ec) || looks_like_path(name))
-    return workload::load_trace(name);
+  // A path (a '/' or .json) is a file, reported by the reader when it is missing; anything
+  // that exists (a folder too: "expected a JSON file, got a directory") is read as one.
+  if (std::filesystem::exists(name, ec) || looks_like_path(name)) return workload::load_trace(name);
   const auto& zoo = networks::network_names();
   if (std::find(zoo.begin(), zoo.end(), name) == zoo.end())
     throw InputError(

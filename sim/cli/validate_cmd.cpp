@@ -8,7 +8,7 @@
 #include <optional>
 
 #include "backend/executor.h"
-#include "backend/host_allocator.h"
+#include "backend/memory_guard.h"
 #include "backend/op_profiler.h"
 #include "backend/optimizer_config.h"
 #include "backend/run_plan.h"
@@ -76,7 +76,7 @@ void run_validate(ValidateCmdOptions opt) {
   // Both schedules of every ordering are built (the mixed file read) before any work.
   const auto schedules =
       backend::build_run_schedules(trace, orderings, be.optimizer, plan.impl, be.run, be.mixed);
-  if (be.device == "cpu") backend::check_host_memory(schedules);  // before predicting
+  backend::check_device_memory(schedules, be.device);  // before predicting
 
   // Predicted: a short schedule per ordering (warm-up step, measured steps, flush excluded).
   exec::SimOptions sim;

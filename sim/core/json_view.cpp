@@ -1,10 +1,9 @@
 #include "core/json_view.h"
 
+#include <fmt/format.h>
 #include <cmath>
 #include <filesystem>
-#include <fmt/format.h>
 #include <fstream>
-#include <sstream>
 
 #include "core/error.h"
 #include "core/memory_budget.h"
@@ -52,8 +51,7 @@ nlohmann::json parse_json_text(std::string_view text, const std::string& name) {
       auto [line, col] = line_col(text, at + 1);
       where = fmt::format("line {} column {}", line, col);
     }
-    throw InputError(name, where,
-                     fmt::format("a finite number that fits a double, got {}", token));
+    throw InputError(name, where, fmt::format("a finite number that fits a double, got {}", token));
   }
 }
 
@@ -71,10 +69,20 @@ nlohmann::json load_json_file(const std::string& path) {
                                  format_bytes(static_cast<std::int64_t>(size))));
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path, "", "a readable file (cannot open it)");
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
+  // Read in chunks up to the limit: a device or pipe has no size to check first, and
+  // /dev/zero read whole never ended.
+  std::string text;
+  char chunk[1 << 16];
+  while (in.read(chunk, sizeof chunk) || in.gcount() > 0) {
+    text.append(chunk, static_cast<std::size_t>(in.gcount()));
+    if (text.size() > static_cast<std::size_t>(kMaxJsonFileBytes))
+      throw InputError(path, "",
+                       fmt::format("a JSON file of at most {}, got more (the parsed document "
+                                   "would not fit the memory budget)",
+                                   format_bytes(kMaxJsonFileBytes)));
+  }
   if (in.bad()) throw InputError(path, "", "a readable file (read failed)");
-  return parse_json_text(buffer.str(), path);
+  return parse_json_text(text, path);
 }
 
 std::string describe_json(const nlohmann::json& v) {

@@ -1,5 +1,7 @@
 #include "parallel/stage_memory.h"
 
+#include <cctype>
+
 #include <fmt/format.h>
 #include <array>
 #include <cmath>
@@ -274,9 +276,12 @@ MemoryReport estimate_memory(const workload::Trace& trace, const MemoryQuery& q)
 std::int64_t gpu_memory_bytes(std::string_view gpu) {
   for (auto& [name, bytes] : kGpus)
     if (name == gpu) return bytes;
-  if (auto b = parse_bytes(gpu); b && *b > 0) return *b;
-  throw InputError(fmt::format("--gpu: expected one of {} or a size such as 80GiB, got \"{}\"",
-                               gpu_memory_presets(), gpu));
+  // A size with its unit: a bare "80" (meant as 80 GB) was taken as 80 bytes.
+  const bool has_unit = !gpu.empty() && std::isalpha(static_cast<unsigned char>(gpu.back()));
+  if (auto b = parse_bytes(gpu); b && *b > 0 && has_unit) return *b;
+  throw InputError(
+      fmt::format("--gpu: expected one of {} or a size with its unit such as 80GiB, got \"{}\"",
+                  gpu_memory_presets(), gpu));
 }
 
 std::string gpu_memory_presets() {

@@ -1,6 +1,7 @@
 #include "run_fusim.h"
 
 #include <sys/wait.h>
+#include <catch2/catch.hpp>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -39,6 +40,16 @@ FusimRun run_fusim(const std::string& cwd, const std::string& args,
   r.out = read_file(dir + "/fusim.out");
   r.err = read_file(dir + "/fusim.err");
   return r;
+}
+
+void check_one_line_refusal(const FusimRun& r, const std::vector<std::string>& fragments) {
+  INFO("stderr: " << r.err);
+  CHECK(r.exit_code == 2);
+  REQUIRE(!r.err.empty());
+  CHECK(r.err.rfind("fusim: ", 0) == 0);
+  CHECK(r.err.find('\n') == r.err.size() - 1);  // exactly one line
+  for (const auto& fragment : fragments) CHECK(r.err.find(fragment) != std::string::npos);
+  CHECK(r.out.empty());  // nothing half-printed before the error
 }
 
 }  // namespace fusim::test

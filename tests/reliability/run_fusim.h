@@ -2,6 +2,7 @@
 // Runs the fusim binary of this build folder in a scratch folder and captures its exit code,
 // stdout and stderr (tests of the whole program, as users run it).
 #include <string>
+#include <vector>
 
 namespace fusim::test {
 
@@ -19,5 +20,9 @@ std::string read_file(const std::string& path);
 // capturing stdout and stderr into files in `capture_dir` (default: cwd).
 FusimRun run_fusim(const std::string& cwd, const std::string& args,
                    const std::string& capture_dir = "");
+
+// The contract of a refused command line (DESIGN.md, "Principles"): exit code 2, stderr one
+// line "fusim: ..." holding every fragment, nothing on stdout (Catch2 checks).
+void check_one_line_refusal(const FusimRun& run, const std::vector<std::string>& fragments);
 
 }  // namespace fusim::test

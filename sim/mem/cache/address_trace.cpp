@@ -12,6 +12,7 @@ namespace fusim::cache {
 namespace {
 constexpr const char* kForm = "\"R|W 0xADDR [BYTES]\"";
 constexpr std::uint64_t kMaxAccessBytes = std::uint64_t{1} << 20;
+constexpr std::size_t kMaxLineBytes = 4096;
 
 std::string_view next_token(std::string_view& rest) {
   std::size_t b = 0;
@@ -31,10 +32,21 @@ std::string shown(std::string_view line) {
 
 std::uint64_t read_address_trace(std::istream& in, const std::string& name,
                                  const std::function<void(const TraceAccess&)>& visit) {
-  std::string text;
   std::uint64_t line_no = 0, count = 0;
-  while (std::getline(in, text)) {
+  // Lines of at most kMaxLineBytes: a longer one is no access, and reading it whole from an
+  // endless source (/dev/zero) never ended.
+  std::string buffer(kMaxLineBytes + 1, '\0');
+  while (true) {
+    in.getline(buffer.data(), static_cast<std::streamsize>(buffer.size()));
+    const auto got = static_cast<std::size_t>(in.gcount());
+    if (in.bad() || (got == 0 && in.eof())) break;
     ++line_no;
+    if (in.fail() && !in.eof())
+      throw InputError(
+          name, fmt::format("line {}", line_no),
+          fmt::format("{} in at most {} bytes, got a longer line", kForm, kMaxLineBytes));
+    // gcount() counts the '\n' that getline extracted (all lines but an unterminated last).
+    const std::string_view text(buffer.data(), in.eof() ? got : got - 1);
     std::string_view rest(text);
     if (!rest.empty() && rest.back() == '\r') rest.remove_suffix(1);
     std::string_view line = rest;

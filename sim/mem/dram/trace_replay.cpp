@@ -13,6 +13,7 @@
 
 #include "core/error.h"
 #include "core/int_math.h"
+#include "core/memory_budget.h"
 #include "core/output_file.h"
 #include "mem/dram/direct_replay.h"
 
@@ -152,7 +153,11 @@ std::vector<TraceRequest> read_dramsim3_trace(const std::string& path) {
   if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0)
     text.reserve(static_cast<std::size_t>(st.st_size));
   char chunk[1 << 16];
-  for (std::size_t got; (got = std::fread(chunk, 1, sizeof chunk, f)) > 0;) text.append(chunk, got);
+  for (std::size_t got; (got = std::fread(chunk, 1, sizeof chunk, f)) > 0;) {
+    text.append(chunk, got);
+    // A device or pipe has no size: /dev/zero read whole never ended.
+    check_memory_budget(path, "file", "trace text", text.size(), 1);
+  }
   if (std::ferror(f))
     throw InputError(path, "file", "a readable DRAMsim3 trace file (read failed)");
   std::vector<TraceRequest> out;
