@@ -23,6 +23,15 @@
 // operand's addresses: when the operand fits in the shared LLC/L2 they hit there, else they
 // go to DRAM; the traffic therefore lies between the compulsory bound |A|+|B|+|C| and the
 // no-reuse bound 2*m*n*k*elem + |C| (tested).
+//
+// GPU GEMMs: those re-reads are the threadblocks' reads through their L1/shared memory;
+// which of them reach DRAM is decided by the wave (gpu_gemm_wave below), not by the
+// operand's size alone: the SMs run a wave of tiles at once (SMs x blocks per SM), in the
+// rasterized order of CUTLASS's threadblock swizzle (GemmIdentityThreadblockSwizzle<N>:
+// consecutive blocks walk down a group of N = 1, 2, 4 or 8 tile columns, or rows), so the
+// A row panels and B column panels of the tiles in flight are read from DRAM once and
+// shared through the L2 (NVIDIA, "Matrix Multiplication Background User's Guide", Sec. 2.1
+// and 3.2, waves of tiles). The rest of the re-reads hit the L2.
 #include <cstdint>
 #include <vector>
 
@@ -37,6 +46,10 @@ struct StreamRange {
   std::int64_t bytes = 0;
   bool write = false;
   std::int64_t repeats = 1;  // the range is streamed this many times (GEMM re-reads)
+  // Of the repeats - 1 re-reads, the bytes that miss the last cache level (GPU GEMMs: the
+  // wave model); the rest hit it. -1: all of them are served by the level that holds the
+  // whole operand (exec/gemm_rereads.h, level_for).
+  std::int64_t memory_rereads = -1;
   std::int64_t streamed_bytes() const { return bytes * repeats; }
 };
 
@@ -86,6 +99,29 @@ struct GemmTraffic {
 };
 GemmTraffic gemm_traffic(std::int64_t m, std::int64_t n, std::int64_t k, int elem_bytes,
                          std::int64_t tile, std::int64_t resident_bytes);
+
+// DRAM reads of a GPU GEMM's operands under the wave model (see the top): C's mt x nt tiles
+// run `tiles_in_flight` at a time; A (the operand re-read per tile column, `a_bytes`, mt row
+// panels) and B (re-read per tile row, `b_bytes`, nt column panels). When A and B fit in
+// `l2_budget` together, each is read once (they stay for every wave). Else the tiles in
+// flight share their panels within a wave: a rectangle of rows x cols tiles (rows x cols <=
+// tiles in flight, one side a swizzle width 1, 2, 4 or 8) reads each of its A and B panels
+// once, so A is read once per rectangle column (ceil(nt / cols) times) and B once per
+// rectangle row (ceil(mt / rows) times); of those rectangles, the one with the least
+// traffic whose live panels fit the budget. Live: the blocks of a wave start together and
+// run the same K loop, so the L2 must hold their panels over a window of `k_window` of the
+// K elements (the slabs a block's pipeline has in flight), not the whole panels; a later
+// wave starts again at k = 0, so nothing carries over between waves. When not even one A
+// and one B panel fit, there is no L2 reuse (rows = cols = 1: A read nt times, B mt times,
+// the per-tile re-reads of the blocked model): fits = false.
+struct GemmWave {
+  std::int64_t rows = 1, cols = 1;
+  std::int64_t dram_a = 0, dram_b = 0;  // bytes read from DRAM, the first reads included
+  bool fits = false;
+};
+GemmWave gpu_gemm_wave(std::int64_t mt, std::int64_t nt, std::int64_t k, std::int64_t a_bytes,
+                       std::int64_t b_bytes, std::int64_t tiles_in_flight, std::int64_t l2_budget,
+                       std::int64_t k_window);
 
 // Gives the program a compute time of its own: `compute` spread over its passes in
 // proportion to their FLOPs (their streamed bytes when no pass has FLOPs, evenly when none

@@ -123,13 +123,20 @@ ComputeConfig parse_compute_config(const JsonView& v, UnitKind kind) {
     v.reject_unknown_keys({"sms", "clock_mhz", "vector_flops_per_cycle", "matrix_flops_per_cycle",
                            "matrix_for_float32", "efficiency", "dispatch_overhead_ns",
                            "launch_latency_ns", "max_concurrent_kernels", "threads_per_block",
-                           "elements_per_thread", "gemm_tile", "op_costs"});
+                           "elements_per_thread", "gemm_tile", "gemm_blocks_per_sm", "op_costs"});
     c.units = unit_count(v.at("sms"), "SMs");
     c.launch_latency = ns(v.at("launch_latency_ns").as_number_in(0, 1e6));
     c.max_concurrent_kernels = static_cast<int>(v.at("max_concurrent_kernels").as_positive_int());
     c.threads_per_block = static_cast<int>(v.at("threads_per_block").as_positive_int());
     c.elements_per_thread = static_cast<int>(v.at("elements_per_thread").as_positive_int());
     c.gemm_tile = static_cast<int>(v.at("gemm_tile").as_positive_int());
+    if (auto b = v.find("gemm_blocks_per_sm")) {
+      // CUDA C++ Programming Guide, "Technical Specifications per Compute Capability": at
+      // most 32 resident blocks per SM (cc 7.0-9.0).
+      const std::int64_t n = b->as_positive_int();
+      if (n > 32) b->fail_got("at most 32 resident blocks per SM");
+      c.gemm_blocks_per_sm = static_cast<int>(n);
+    }
   }
   c.clock_mhz = v.at("clock_mhz").as_number_in(1, 100000);
   c.vector = parse_rates(v.at("vector_flops_per_cycle"));

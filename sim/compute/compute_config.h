@@ -39,11 +39,13 @@ struct ComputeConfig {
   Tick dispatch_overhead = 0;                   // host time per kernel launch / per op dispatch
   Tick launch_latency = 0;                      // GPU: dispatch to first instruction; CPU: 0
   int threads_per_op = 1;                       // CPU: cores one op runs on (intra-op threads)
-  int max_concurrent_kernels = 1;   // GPU: kernels resident at once (streams that overlap)
-  int threads_per_block = 256;      // GPU: CUDA block size of streaming kernels
-  int elements_per_thread = 4;      // GPU: elements one thread handles (vectorised loads)
-  int gemm_tile = 128;              // GPU: threadblock output tile edge (CUTLASS 128x128)
-  std::int64_t blocking_bytes = 0;  // cache bytes one unit's GEMM tiles are sized for
+  int max_concurrent_kernels = 1;       // GPU: kernels resident at once (streams that overlap)
+  int threads_per_block = 256;          // GPU: CUDA block size of streaming kernels
+  int elements_per_thread = 4;          // GPU: elements one thread handles (vectorised loads)
+  int gemm_tile = 128;                  // GPU: threadblock output tile edge (CUTLASS 128x128)
+  int gemm_blocks_per_sm = 1;           // GPU: GEMM threadblocks resident per SM (the wave)
+  std::int64_t blocking_bytes = 0;      // cache bytes one unit's GEMM tiles are sized for
+  std::int64_t shared_cache_bytes = 0;  // the largest level all units share (GPU: the L2)
   // Calibrated per-family costs ("op_costs", op_cost_model.h); families it lacks use
   // `efficiency` and `dispatch_overhead` above.
   OpCostModel op_costs;

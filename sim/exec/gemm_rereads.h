@@ -40,6 +40,8 @@ class GemmRereads {
 
   // Level that serves the re-reads of an operand of `bytes` (levels() = main memory).
   int level_for(std::int64_t bytes) const;
+  // The cache levels (levels() is main memory, levels() - 1 the last cache level).
+  int levels() const { return static_cast<int>(level_bytes_.size()); }
   // Accounts `bytes` of re-reads served at `level` for an op on `units` (cores/SMs);
   // returns the tick they are in.
   Tick serve(int level, std::int64_t bytes, const std::vector<int>& units);

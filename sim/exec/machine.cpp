@@ -127,6 +127,9 @@ Machine parse_machine(nlohmann::json document, const std::string& file,
   // on GPUs the per-SM L1/shared memory holds the threadblock tiles).
   for (const auto& l : m.cache_levels)
     if (!l.shared) m.compute.blocking_bytes = std::max(m.compute.blocking_bytes, l.size);
+  // The L2 a GPU GEMM's wave of threadblocks shares its operand panels through.
+  for (const auto& l : m.cache_levels)
+    if (l.shared) m.compute.shared_cache_bytes = std::max(m.compute.shared_cache_bytes, l.size);
   top.at("dram").require_object();
   top.at("dram").at("preset").as_nonempty_string();
   m.caches = read_hierarchy(document, file, m.kind);

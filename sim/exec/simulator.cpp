@@ -220,11 +220,21 @@ void Simulator::issue_chunk(int id, int chunk) {
     // holds the operand: streaming them again would only find it there again, at 10-100x
     // the events.
     auto [lo, hi] = aligned_slice(r.addr, r.bytes, chunk, chunks, unit);
-    if (r.repeats > 1) {
+    if (r.repeats > 1 && r.memory_rereads < 0) {
       auto [rlo, rhi] = chunk_slice(r.bytes * (r.repeats - 1), chunk, chunks, 1);
       if (rhi > rlo)
         rereads_in =
             std::max(rereads_in, rereads_->serve(rereads_->level_for(r.bytes), rhi - rlo, s.cores));
+    } else if (r.repeats > 1) {
+      // A GPU GEMM's wave (compute/access_program.h): memory_rereads bytes from main
+      // memory, the rest from the last cache level.
+      auto [mlo, mhi] = chunk_slice(r.memory_rereads, chunk, chunks, 1);
+      auto [llo, lhi] = chunk_slice(r.bytes * (r.repeats - 1) - r.memory_rereads, chunk, chunks, 1);
+      if (mhi > mlo)
+        rereads_in = std::max(rereads_in, rereads_->serve(rereads_->levels(), mhi - mlo, s.cores));
+      if (lhi > llo)
+        rereads_in =
+            std::max(rereads_in, rereads_->serve(rereads_->levels() - 1, lhi - llo, s.cores));
     }
     if (hi <= lo) continue;
     if (tensor_) {
