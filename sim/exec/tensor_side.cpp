@@ -10,7 +10,8 @@
 namespace fusim::exec {
 
 namespace {
-// Cores per bin of private stacks (tensor_side.h): CPU lanes' core groups, or one bin of
+// Cores per bin of private stacks (tensor_side.h): CPU lanes' core groups, or (unused: each
+// SM set gets its own, TensorMemory::own_bin) one bin of
 // every SM.
 std::vector<int> bins_of(const Machine& m) {
   if (m.kind == compute::UnitKind::Gpu) return {m.compute.units};
@@ -65,8 +66,8 @@ void TensorSide::issue(const std::vector<int>& cores,
                        const std::vector<residency::TensorRange>& ranges, MemoryTap& tap,
                        residency::TensorMemory::Done done) {
   FUSIM_ASSERT(!cores.empty(), "a chunk runs on at least one core");
-  const int bin = gpu_ ? 0 : cores.front() / threads_per_op_;
   const int group = memory_->group_of(cores);
+  const int bin = gpu_ ? memory_->own_bin(group, cores) : cores.front() / threads_per_op_;
   const residency::Served s =
       memory_->issue(bin, group, static_cast<int>(cores.size()), ranges, std::move(done));
   const auto bytes =

@@ -9,9 +9,10 @@
 // its latency and bandwidth.
 //
 // Private levels: on a CPU each lane's core group (threads_per_op cores, the cores an op
-// of that lane runs on) is one bin of private stacks; on a GPU all SMs are one bin (a
-// kernel takes whichever SMs are free), and a byte hits only for the same SM set and slice
-// (Owner, range_stack.h).
+// of that lane runs on) is one bin of private stacks; on a GPU each set of SMs a kernel
+// ran on is a bin of its own (a kernel takes whichever SMs are free: an op on 8 SMs holds
+// 8 L1s' worth), aged by what the other sets fill into its SMs (shared_cores.h); a byte
+// hits only for the same SM set and slice (Owner, range_stack.h).
 //
 // The bytes a chunk sends to main memory are counted on the MemoryTap when it is issued
 // (split evenly over the op's cores), so per-op DRAM bytes, snapshots and the timeline's

@@ -37,6 +37,29 @@ TEST_CASE("every point of a read curve obeys Little's law") {
   }
 }
 
+TEST_CASE("max_bandwidth bounds a curve's reads, not its reads and writes together") {
+  // It is what the last cache level's ports can send: reads. With half the bytes writes,
+  // a load moving 1.33 x max_bandwidth in all reads only 0.67 x of it, so the next load is
+  // measured too (stopped at the first point past it in total, the A100's half-write
+  // curves ended at one core).
+  const auto spec = dram::load_dram_preset("ddr4-3200");
+  DramCurveParams p = params(8, 4, 30'000);
+  const double one =
+      measure_dram_curve(spec, p, DramPattern::Stream, 1, 0.5).points.front().bandwidth;
+  p.max_bandwidth = 0.75 * one;
+  const DramCurve c = measure_dram_curve(spec, p, DramPattern::Stream, 1, 0.5);
+  REQUIRE(c.points.size() >= 2);
+  CHECK(c.points.front().bandwidth == one);  // the same probe: deterministic
+  for (std::size_t i = 0; i + 1 < c.points.size(); ++i)
+    CHECK(0.5 * c.points[i].bandwidth < p.max_bandwidth);
+  // The write-only curve has no reads to bound: its bound is on the writes.
+  const double writes = measure_dram_curve(spec, params(8, 4, 30'000), DramPattern::Stream, 1, 1.0)
+                            .points.front()
+                            .bandwidth;
+  p.max_bandwidth = 0.75 * writes;
+  CHECK(measure_dram_curve(spec, p, DramPattern::Stream, 1, 1.0).points.size() == 1);
+}
+
 TEST_CASE("streaming reads approach the datasheet peak and never pass it") {
   // One DDR4-3200 channel: 8 B x 3200 MT/s = 25.6 GB/s. Refresh alone takes tRFC/tREFI =
   // 350 / 7800 = 4.5% (JESD79-4); sequential lines are row hits. 16 cores x 16 reads in

@@ -15,7 +15,7 @@
 // executor cuts a pass: sim/exec/simulate.h); the writes one sequential stream (an LRU
 // cache evicts oldest first). Pattern `random`: uniform lines over 4 GiB. The load is the
 // number of active cores: 1, 2, 4, ... up to `cores`, until doubling gains under 2% or the
-// bandwidth reaches `max_bandwidth`.
+// read bandwidth reaches `max_bandwidth`.
 // A point is the bandwidth (reads + writes) and the mean read latency from joining the
 // FIFO to the last data beat, over a window after as long a warm-up.
 //
@@ -69,8 +69,8 @@ struct DramCurveParams {
   Tick path_latency = 0;                // from a miss's issue to its arrival at memory
   std::uint64_t chunk_bytes = 1 << 20;  // the executor's chunk
   std::int64_t window = 2000;           // completions measured per point (and warm-up)
-  // Loads past this bandwidth are not measured (0: no limit): what the caches in front
-  // can send (their last level's ports) bounds what the executor can ask, and a curve
+  // Loads whose reads pass this bandwidth are not measured (0: no limit): what the caches
+  // in front can send (their last level's ports) bounds what the executor can ask, and a curve
   // of 128 HBM pseudo-channels at saturation costs seconds to measure.
   double max_bandwidth = 0;
 };

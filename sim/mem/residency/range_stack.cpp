@@ -361,10 +361,19 @@ void RangeStack::insert(const Piece& piece, std::vector<Piece>& victims) {
       cur = end;
       continue;
     }
+    filled_ += next_lo - cur;
     push_range(cur, next_lo, piece.owner, piece.dirty);
     evict_to_capacity(victims);
     cur = next_lo;
   }
+}
+
+void RangeStack::age(std::uint64_t bytes, std::vector<Piece>& victims) {
+  if (bytes == 0) return;
+  // Consecutive addresses: a run of ages merges into one segment while nothing comes between.
+  push_range(aged_, aged_ + bytes, Owner{kNobody, 0, 0, true}, false);
+  aged_ += bytes;
+  evict_to_capacity(victims);
 }
 
 std::uint64_t RangeStack::held_bytes(Addr lo, Addr hi, const Owner& owner) const {

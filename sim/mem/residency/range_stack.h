@@ -72,6 +72,9 @@ struct Owner {
   bool operator!=(const Owner& o) const { return !(*this == o); }
 };
 
+// The owner of the bytes RangeStack::age() pushes: no access names it.
+constexpr std::int32_t kNobody = -1;
+
 // A run of bytes, [lo, hi), as the walk reports it or as it leaves the array.
 struct Piece {
   Addr lo = 0, hi = 0;
@@ -111,6 +114,13 @@ class RangeStack {
   // Inserts a victim from above (exclusive levels), or a piece just served from below: held
   // parts only become dirty if it is; the rest goes on top, evicting into `victims`.
   void insert(const Piece& piece, std::vector<Piece>& victims);
+  // Puts `bytes` of nobody's data on top (Owner kNobody, addresses of their own), evicting
+  // into `victims`: what other stacks filled into the same cores' caches since this one's
+  // last access (shared_cores.h). They hit for no access; as victims they are clean, with
+  // owner kNobody, for the caller to drop.
+  void age(std::uint64_t bytes, std::vector<Piece>& victims);
+  // Bytes put in by misses (access with miss_fill, insert), not by hits nor age().
+  std::uint64_t filled() const { return filled_; }
 
   std::uint64_t capacity() const { return capacity_; }
   // Bytes held, those kept beyond the capacity by a set-associative stack included.
@@ -200,6 +210,8 @@ class RangeStack {
   // +0.4-0.6%, 1/64: +0.6-1.0%, 1/128: +0.7-1.1%; fully associative +0.8-1.1%).
   std::uint64_t quantum_ = 0;
   std::uint64_t resident_ = 0;
+  std::uint64_t filled_ = 0;
+  Addr aged_ = Addr{1} << 63;  // the next address of nobody's bytes (above any real one)
   std::deque<Segment> segs_;
   std::vector<std::int32_t> free_;
   // Segments by owner, then by their end address (hi): trimming a segment's low end, which
@@ -251,6 +263,7 @@ void RangeStack::access(Addr lo, Addr hi, const Owner& owner, const AccessMode& 
       }
       if (held < end) {
         if (mode.miss_fill) {
+          filled_ += end - held;
           push_range(held, end, owner, mode.miss_dirty);
           evict_to_capacity(victims);
         }
@@ -264,6 +277,7 @@ void RangeStack::access(Addr lo, Addr hi, const Owner& owner, const AccessMode& 
     }
     const Addr end = next_lo;
     if (mode.miss_fill) {
+      filled_ += end - cur;
       push_range(cur, end, owner, mode.miss_dirty);
       evict_to_capacity(victims);
     }

@@ -53,28 +53,67 @@ ResidencyHierarchy::ResidencyHierarchy(const cache::HierarchyConfig& config,
     // evictions take copies out above) nor around exclusive ones (filled by victims).
     const bool below_exclusive = k + 1 < config.levels.size() &&
                                  config.levels[k + 1].inclusion == cache::Inclusion::Exclusive;
-    const bool sets = assoc == Associativity::SetConflicts && c.assoc > 0 &&
-                      c.assoc < c.size_bytes / c.line_bytes &&
-                      c.inclusion == cache::Inclusion::NonInclusive && !below_exclusive;
-    auto geometry = [&](std::uint64_t capacity) {
-      SetGeometry g;
-      if (!sets) return g;
-      g.ways = static_cast<std::uint32_t>(c.assoc);
-      g.span = capacity / g.ways;
-      g.unit = unit_;
-      return g;
-    };
+    level.sets = assoc == Associativity::SetConflicts && c.assoc > 0 &&
+                 c.assoc < c.size_bytes / c.line_bytes &&
+                 c.inclusion == cache::Inclusion::NonInclusive && !below_exclusive;
+    level.size = size;
     if (c.shared) {
-      level.stacks.emplace_back(size, geometry(size));
+      level.stacks.emplace_back(size, geometry(level, size));
     } else {
       for (int cores : bin_cores) {
         FUSIM_ASSERT(cores >= 1, "a bin has at least one core");
         const std::uint64_t capacity = size * static_cast<std::uint64_t>(cores);
-        level.stacks.emplace_back(capacity, geometry(capacity));
+        level.stacks.emplace_back(capacity, geometry(level, capacity));
       }
     }
     levels_.push_back(std::move(level));
   }
+  set_of_bin_.assign(bin_cores.size(), -1);
+}
+
+SetGeometry ResidencyHierarchy::geometry(const Level& level, std::uint64_t capacity) const {
+  SetGeometry g;
+  if (!level.sets) return g;
+  g.ways = static_cast<std::uint32_t>(level.config.assoc);
+  g.span = capacity / g.ways;
+  g.unit = unit_;
+  return g;
+}
+
+int ResidencyHierarchy::add_bin(const std::vector<int>& cores) {
+  if (!shared_) {
+    int all = 0;
+    for (int n : bin_cores_) all += n;
+    shared_ = std::make_unique<SharedCores>(levels(), all);
+  }
+  const int bin = bins();
+  bin_cores_.push_back(static_cast<int>(cores.size()));
+  set_of_bin_.push_back(shared_->add(cores));
+  for (Level& level : levels_)
+    if (!level.config.shared) {
+      const std::uint64_t capacity = level.size * cores.size();
+      level.stacks.emplace_back(capacity, geometry(level, capacity));
+    }
+  return bin;
+}
+
+void ResidencyHierarchy::age(const Context& c, int set) {
+  for (int k = 0; k < levels(); ++k) {
+    if (level_shared(k)) continue;
+    const std::uint64_t bytes = shared_->take_foreign(k, set, unit_);
+    if (bytes == 0) continue;
+    std::vector<Piece>& victims = victims_[static_cast<std::size_t>(k)];
+    victims.clear();
+    stack_of(k, c.bin).age(bytes, victims);
+    victims_of(k, c, victims);  // nobody's bytes dropped there; ours written back if dirty
+  }
+}
+
+void ResidencyHierarchy::count_fills(const Context& c, int set,
+                                     const std::array<std::uint64_t, kMaxLevels>& before) {
+  for (int k = 0; k < levels(); ++k)
+    if (!level_shared(k))
+      shared_->filled(k, set, stack_of(k, c.bin).filled() - before[static_cast<std::size_t>(k)]);
 }
 
 const std::string& ResidencyHierarchy::level_name(int level) const {
@@ -121,6 +160,13 @@ void ResidencyHierarchy::access(const AccessRequest& r, Served& served) {
   // never bytes of the same step, so writing them back after the step's misses were served
   // below finds the lower copies where the line model, unit by unit, finds them.
   const Addr step = std::max<Addr>(unit_, step_limit(r.bin) / 2 >> shift_ << shift_);
+  const int set = set_of_bin_[static_cast<std::size_t>(r.bin)];
+  std::array<std::uint64_t, kMaxLevels> filled{};
+  if (set >= 0) {
+    age(c, set);
+    for (int k = 0; k < levels(); ++k)
+      filled[static_cast<std::size_t>(k)] = stack(k, r.bin).filled();
+  }
   for (Addr a = lo; a < hi; a += std::min(step, hi - a)) {
     const Addr b = a + std::min(step, hi - a);
     if (r.write) {
@@ -130,6 +176,7 @@ void ResidencyHierarchy::access(const AccessRequest& r, Served& served) {
       read_at(0, c, a, b, nowhere);
     }
   }
+  if (set >= 0) count_fills(c, set, filled);
 }
 
 Addr ResidencyHierarchy::step_limit(int bin) const {
@@ -290,6 +337,7 @@ void ResidencyHierarchy::victims_of(int k, const Context& c, std::vector<Piece>&
   Level& level = levels_[static_cast<std::size_t>(k)];
   for (std::size_t i = 0; i < victims.size(); ++i) {
     const Piece v = victims[i];
+    if (v.owner.group == kNobody) continue;  // other sets' fills (RangeStack::age)
     if (v.dirty) level.stats.writebacks += units(v.lo, v.hi);
     if (!level.inclusive || v.dirty) {
       if (level.inclusive) back_invalidate(k, c, v, dirty_parts_);

@@ -14,7 +14,8 @@
 // asked for, below: for the streams of a training step, whose ranges spread evenly over
 // the sets, set-associative LRU evicts the same bytes up to a set's worth); a private
 // level's per-core instances are one stack per group of cores ("bin", capacity = the sum
-// of its cores' instances, which all ops of a bin use evenly): a byte hits only for the core that
+// of its cores' instances, which all ops of a bin use evenly; where ops run on overlapping
+// core sets, a bin per set, add_bin and shared_cores.h): a byte hits only for the core that
 // loaded it (Owner, range_stack.h), and of two splits of the same bytes over the same cores only an
 // identical one finds them on the same cores (the line model finds about 1/cores of them, where a
 // different split happens to give a core some of its old bytes again).
@@ -22,12 +23,14 @@
 // Not thread-safe; no global state.
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "mem/cache/cache_config.h"
 #include "mem/cache/hierarchy.h"
 #include "mem/residency/range_stack.h"
+#include "mem/residency/shared_cores.h"
 
 namespace fusim::residency {
 
@@ -87,6 +90,11 @@ class ResidencyHierarchy {
                      Associativity assoc = Associativity::FullyAssociative);
 
   void access(const AccessRequest& request, Served& served);
+  // A bin of its own for a set of cores (ids below the sum of bin_cores) whose private
+  // stacks the bins of other sets age by what they fill into shared cores (shared_cores.h):
+  // for machines whose ops run on overlapping core sets (GPU kernels on free SMs). Returns
+  // the bin's index.
+  int add_bin(const std::vector<int>& cores);
 
   int levels() const { return static_cast<int>(levels_.size()); }
   std::uint64_t unit_bytes() const { return unit_; }
@@ -103,6 +111,8 @@ class ResidencyHierarchy {
     cache::LevelConfig config;
     std::vector<RangeStack> stacks;  // one per bin (private) or one (shared)
     bool exclusive = false, inclusive = false, write_back = true;
+    std::uint64_t size = 0;  // of one instance, whole units
+    bool sets = false;       // kept by set counts (Associativity::SetConflicts)
     cache::CacheStats stats;
   };
   struct Context {
@@ -115,6 +125,10 @@ class ResidencyHierarchy {
   static constexpr Addr kNoUnit = ~Addr{0};
 
   RangeStack& stack_of(int level, int bin);
+  SetGeometry geometry(const Level& level, std::uint64_t capacity) const;
+  // Bins of add_bin: what other sets filled into their cores, before and after an access.
+  void age(const Context& c, int set);
+  void count_fills(const Context& c, int set, const std::array<std::uint64_t, kMaxLevels>& before);
   Addr step_limit(int bin) const;
   Owner owner_at(int level, const Context& c) const;
   std::uint64_t units(Addr lo, Addr hi) const { return (hi - lo) >> shift_; }
@@ -144,6 +158,8 @@ class ResidencyHierarchy {
 
   std::vector<Level> levels_;
   std::vector<int> bin_cores_;
+  std::vector<int> set_of_bin_;  // add_bin's bins: their index in shared_; -1 for the others
+  std::unique_ptr<SharedCores> shared_;
   std::uint64_t unit_ = 64;
   unsigned shift_ = 6;
   cache::MemoryTraffic memory_;

@@ -64,6 +64,13 @@ int TensorMemory::group_of(const std::vector<int>& cores) {
   return id;
 }
 
+int TensorMemory::own_bin(int group, const std::vector<int>& cores) {
+  const auto g = static_cast<std::size_t>(group);
+  if (g >= own_bins_.size()) own_bins_.resize(g + 1, -1);
+  if (own_bins_[g] < 0) own_bins_[g] = hierarchy_.add_bin(cores);
+  return own_bins_[g];
+}
+
 Served TensorMemory::issue(int bin, int group, int cores, const std::vector<TensorRange>& ranges,
                            Done done) {
   FUSIM_ASSERT(cores >= 1, "a chunk runs on at least one core");

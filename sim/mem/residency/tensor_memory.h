@@ -58,6 +58,10 @@ class TensorMemory {
 
   // The id of a set of cores (interned; the same list, the same id).
   int group_of(const std::vector<int>& cores);
+  // The bin of private stacks of group `group` alone (`cores` its list), aged by what
+  // other groups fill into its cores (ResidencyHierarchy::add_bin): for GPUs, whose
+  // kernels run on overlapping SM sets.
+  int own_bin(int group, const std::vector<int>& cores);
   // Reads/writes one chunk: `ranges` are its slices, each split evenly over the `cores`
   // cores of group `group` in bin `bin`; `done` runs (as an event) when the pipes have
   // served it all. Returns what the chunk sends to main memory, as served.
@@ -83,6 +87,7 @@ class TensorMemory {
   std::map<std::vector<int>, int> groups_;
   std::vector<int> last_cores_;  // the last group asked for (usually asked again)
   int last_group_ = -1;
+  std::vector<int> own_bins_;               // per group: its own bin, or -1
   std::uint64_t first_level_per_core_ = 0;  // bytes of one core's first-level instance
   std::uint64_t memory_bytes_ = 0;
 };
