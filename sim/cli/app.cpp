@@ -159,7 +159,7 @@ int run_fusim(int argc, char** argv, const std::function<void(CLI::App&)>& add_b
       "fusim: trace-driven simulator of training-step scheduling.\n"
       "Predicts step time when the optimizer update is fused into the backward or forward\n"
       "pass (vs eager), on models of caches, DRAM and cores/GPUs, and checks the prediction\n"
-      "against real execution on libtorch.",
+      "against real execution on libtorch. Help on a command: fusim help COMMAND.",
       "fusim"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "fusim 0.1");
@@ -177,6 +177,18 @@ int run_fusim(int argc, char** argv, const std::function<void(CLI::App&)>& add_b
   refuse_negative_unsigned(app);
   add_shared_options_help(app);  // last: it lists the shared options each command took
 
+  // `fusim help [COMMAND...]` is `fusim [COMMAND...] --help` (as git and cargo have it).
+  std::vector<std::string> help_words;
+  std::vector<char*> help_argv;
+  if (argc >= 2 && std::string(argv[1]) == "help") {
+    help_words.assign(argv, argv + argc);
+    help_words.erase(help_words.begin() + 1);
+    help_words.push_back("--help");
+    for (auto& w : help_words) help_argv.push_back(w.data());
+    help_argv.push_back(nullptr);
+    argc = int(help_words.size());
+    argv = help_argv.data();
+  }
   std::vector<CLI::App*> chain;
   try {
     chain = command_chain(app, argc, argv);

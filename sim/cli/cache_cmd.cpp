@@ -26,6 +26,10 @@ void run_cache(const CacheOptions& opt) {
         h.access_range(0, a.addr, a.bytes,
                        a.is_write ? cache::AccessKind::Write : cache::AccessKind::Read);
       });
+  // An empty trace has no miss rate to report: a wrong file, not a result of 0.
+  if (accesses == 0)
+    throw InputError(fmt::format(
+        "{}: expected at least one access (lines R|W ADDRESS [BYTES]), got none", opt.trace));
   cache::HierarchyStats s = h.stats();
   Table table({"level", "accesses", "hits", "misses", "writebacks", "miss_rate"});
   nlohmann::json levels = nlohmann::json::array();

@@ -97,6 +97,10 @@ void run_dram(const DramOptions& opt) {
           "in a config file: row_timeout, row_cap)");
   }
   const std::vector<dram::TraceRequest> trace = dram::read_dramsim3_trace(opt.trace);
+  // An empty trace has no bandwidth or latency to report: a wrong file, not a result of 0.
+  if (trace.empty())
+    throw InputError(fmt::format(
+        "{}: expected at least one request (lines ADDRESS READ|WRITE CYCLE), got none", opt.trace));
   check_reachable(spec, trace, opt);
   EventQueue queue;
   dram::DramSystem system(spec, queue, opt.config);

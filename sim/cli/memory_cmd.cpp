@@ -117,6 +117,7 @@ void run_memory(const CLI::App& cmd, MemoryCmdOptions& o) {
     SearchSpace space;
     space.gpus = o.gpus;
     space.global_batch = o.plan.global_batch;
+    space.progress = true;  // stderr; a 1024-GPU search of a 70B model takes seconds
     if (!o.trace.empty()) space.microbatch = {file->batch};
     const auto results = search_plans(make_trace, q, space);
     Table table(

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 #include <charconv>
+#include <filesystem>
+#include <system_error>
 #include <thread>
 
 namespace fusim::cli {
@@ -21,6 +23,20 @@ CLI::Validator int_range(std::int64_t lo, std::int64_t hi, const std::string& me
         return "";
       },
       expected);
+}
+
+CLI::Validator existing_file(const std::string& what) {
+  return CLI::Validator(
+      [what](std::string& text) -> std::string {
+        std::error_code ec;
+        const auto status = std::filesystem::status(text, ec);
+        if (ec || !std::filesystem::exists(status))
+          return fmt::format("expected {}, got \"{}\": no such file", what, text);
+        if (std::filesystem::is_directory(status))
+          return fmt::format("expected {}, got the directory \"{}\"", what, text);
+        return "";
+      },
+      "FILE");
 }
 
 CLI::Validator positive_int() {

@@ -17,6 +17,11 @@ CLI::Validator int_range(std::int64_t lo, std::int64_t hi, const std::string& me
 // PlanArgs): given explicitly, 0 or a negative value was taken as the default without a word.
 CLI::Validator positive_int();
 
+// A file that exists and is not a directory, in the words of every other error: "--profile:
+// expected a profile JSON file (fusim profile -o), got the directory /tmp" (CLI11's own
+// check says "File is actually a directory: /tmp"). `what`: the kind of file expected.
+CLI::Validator existing_file(const std::string& what);
+
 // This host's hardware threads (at least 1): the most intra-op threads worth asking for.
 int host_threads();
 

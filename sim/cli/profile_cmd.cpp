@@ -14,6 +14,7 @@
 #include "cli/backend_cmd_options.h"
 #include "cli/backend_commands.h"
 #include "cli/commands.h"
+#include "cli/option_checks.h"
 #include "cli/output_format.h"
 #include "cli/trace_option.h"
 #include "core/error.h"
@@ -221,7 +222,7 @@ void add_profile_command(CLI::App& app) {
                   "other measurements): the mean of the two")
       ->type_name("FILE")
       ->expected(1, 2)
-      ->check(CLI::ExistingFile);
+      ->check(existing_file("a `fusim run --json` output file"));
   cmd->add_option("--measured-steps", opt->measured_steps,
                   "--in-step: eager steps measured (the median of each op over them)")
       ->check(CLI::Range(2, 100000))

@@ -217,7 +217,8 @@ void add_simulate_command(CLI::App& app) {
                   "--mixed); eager is always run as the speedup baseline")
       ->capture_default_str();
   cmd->add_option("--mixed", opt->mixed, "Per-layer ordering JSON for --ordering mixed");
-  cmd->add_option("--profile", opt->profile, kProfileOptionHelp)->check(CLI::ExistingFile);
+  cmd->add_option("--profile", opt->profile, kProfileOptionHelp)
+      ->check(existing_file("a profile JSON file (fusim profile -o)"));
   cmd->add_option("--optimizer", opt->optimizer,
                   "sgd | momentum | nesterov | adam | adamw | adagrad | rmsprop | lamb")
       ->capture_default_str();

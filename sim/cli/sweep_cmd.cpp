@@ -135,7 +135,8 @@ void add_sweep_command(CLI::App& app) {
                   "--mixed); eager is always simulated, the speedup baseline")
       ->capture_default_str();
   cmd->add_option("--mixed", o->sim.mixed, "Per-layer ordering JSON for --ordering mixed");
-  cmd->add_option("--profile", o->sim.profile, kProfileOptionHelp)->check(CLI::ExistingFile);
+  cmd->add_option("--profile", o->sim.profile, kProfileOptionHelp)
+      ->check(existing_file("a profile JSON file (fusim profile -o)"));
   cmd->add_option("--optimizer", o->optimizers, "Comma list of optimizers (sgd, adam, adamw, ...)")
       ->delimiter(',')
       ->capture_default_str();

@@ -16,6 +16,7 @@
 #include "cli/backend_commands.h"
 #include "cli/commands.h"
 #include "cli/op_comparison_output.h"
+#include "cli/option_checks.h"
 #include "cli/output_format.h"
 #include "cli/profile_option.h"
 #include "cli/run_report_output.h"
@@ -345,7 +346,13 @@ void add_validate_command(CLI::App& app) {
                       "is the measured eager steps of this run themselves (interleaved with "
                       "the other orderings, so they share the machine's drift): eager replays, "
                       "the other orderings are predicted")
-      ->check(CLI::IsMember({"auto", "in-step", "in-run"}) | CLI::ExistingFile);
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            if (text == "auto" || text == "in-step" || text == "in-run") return "";
+            return existing_file("auto, in-step, in-run or a profile JSON file (fusim profile -o)")(
+                text);
+          },
+          "auto|in-step|in-run|FILE"));
   cmd->add_option("--evict", opt->evict,
                   "With --profile auto: also time each op cold, as `fusim profile --evict SIZE`")
       ->type_name("SIZE");

@@ -19,6 +19,7 @@ struct SearchSpace {
   std::vector<schedule::Ordering> orderings{schedule::Ordering::Eager,
                                             schedule::Ordering::BackwardFused,
                                             schedule::Ordering::ForwardFused};
+  bool progress = false;  // the shared progress reporter on stderr (core/progress.h)
 };
 
 struct SearchResult {

@@ -86,13 +86,18 @@ std::vector<std::int64_t> peak_allocations(const ChunkProfiler& p, const Paralle
   return sizes;
 }
 
+// The chunk profiles' passes by (chunk, updates, grad change, fused): they do not depend on
+// the ordering, so the walks of a plan's orderings share them (memory --search).
+using PassCache = std::map<std::tuple<int, bool, int, bool>, ChunkPasses>;
+
 // Replays one stage's passes over the chunk profiles: the live bytes by category at the
 // stage's highest point.
 class StageWalk {
  public:
   StageWalk(const ChunkProfiler& profiler, const ParallelPlan& plan, Ordering ordering,
-            GradBuffer grads)
+            GradBuffer grads, PassCache& cache)
       : p_(profiler),
+        cache_(cache),
         plan_(plan),
         ordering_(ordering),
         persistent_grads_(grads == GradBuffer::Persistent) {}
@@ -177,11 +182,11 @@ class StageWalk {
   }
 
   const ChunkProfiler& p_;
+  PassCache& cache_;
   const ParallelPlan& plan_;
   Ordering ordering_;
   bool persistent_grads_;
   CategoryBytes top_;
-  std::map<std::tuple<int, bool, int, bool>, ChunkPasses> cache_;
 };
 
 }  // namespace
@@ -201,32 +206,36 @@ double MemoryReport::headroom() const {
   return gpu_memory > 0 ? 1.0 - double(max_total) / double(gpu_memory) : 0.0;
 }
 
-MemoryReport estimate_memory(const workload::Trace& trace, const MemoryQuery& q) {
-  const ParallelPlan& plan = q.plan;
-  validate_plan(plan, model_facts(trace));
-  if (q.ordering == Ordering::Mixed)
-    throw InputError("--ordering: expected eager, backward-fused or forward-fused, got mixed");
-  const GradBuffer grads = q.grad_buffer                   ? *q.grad_buffer
-                           : q.ordering == Ordering::Eager ? GradBuffer::Persistent
-                                                           : GradBuffer::PerTensor;
+schedule::Schedule memory_schedule(const workload::Trace& trace, const MemoryQuery& q) {
   schedule::ScheduleOptions options;
   options.ordering = Ordering::Eager;
   options.optimizer = q.optimizer;
   options.impl = q.impl;
   options.steps = 1;
   options.memory.mixed_precision = q.mixed_precision;
-  options.memory.optimizer_shards = plan.optimizer_shards();
+  options.memory.optimizer_shards = q.plan.optimizer_shards();
   options.memory.attention = q.attention;
   options.memory.grad_buffer = GradBuffer::PerTensor;  // lifetimes are the stage walk's
-  const schedule::Schedule s = schedule::build_schedule(trace, options);
+  return schedule::build_schedule(trace, options);
+}
+
+MemoryReport estimate_memory(const workload::Trace& trace, const MemoryQuery& q) {
+  return estimate_memory(trace, q, {q.ordering}).front();
+}
+
+std::vector<MemoryReport> estimate_memory(const workload::Trace& trace, const MemoryQuery& q,
+                                          const std::vector<Ordering>& orderings,
+                                          const schedule::Schedule* shared) {
+  const ParallelPlan& plan = q.plan;
+  validate_plan(plan, model_facts(trace));
+  for (Ordering o : orderings)
+    if (o == Ordering::Mixed)
+      throw InputError("--ordering: expected eager, backward-fused or forward-fused, got mixed");
+  std::optional<schedule::Schedule> own;
+  if (!shared) own = memory_schedule(trace, q);
+  const schedule::Schedule& s = shared ? *shared : *own;
   const ChunkProfiler profiler(trace, s, plan, chunk_first_layers(trace, plan));
   const std::int64_t collectives = collective_buffers(trace, plan);
-
-  MemoryReport report;
-  report.model = trace.model;
-  report.params = trace.param_count();
-  report.gpu_memory = q.gpu_memory;
-  StageWalk walk(profiler, plan, q.ordering, grads);
   const auto blocks = transformer_blocks(trace);
   const auto starts = chunk_first_layers(trace, plan);
   const auto counts = blocks_per_chunk(plan, int(blocks.size()));
@@ -237,40 +246,54 @@ MemoryReport estimate_memory(const workload::Trace& trace, const MemoryQuery& q)
     const PipelineTiming unit = time_pipeline(plan, [](int, int) {
       return PassCosts{kTicksPerUs, kTicksPerUs, kTicksPerUs};
     });
-    for (int s = 0; s < plan.pp; ++s)
-      versions[std::size_t(s)] = unit.stages[std::size_t(s)].weight_versions;
+    for (int st = 0; st < plan.pp; ++st)
+      versions[std::size_t(st)] = unit.stages[std::size_t(st)].weight_versions;
   }
-  for (int stage = 0; stage < plan.pp; ++stage) {
-    const CategoryBytes top = walk.run(stage);
-    StageMemory m;
-    m.stage = stage;
-    for (int l = 0; l < plan.virtual_stages; ++l) {
-      const int c = model_chunk(plan, stage, l);
-      const int end =
-          c + 1 < int(starts.size()) ? starts[std::size_t(c) + 1] : int(trace.layers.size());
-      m.layers += end - starts[std::size_t(c)];
-      m.blocks += plan.chunks() == 1 ? int(blocks.size()) : counts[std::size_t(c)];
-      m.grad_buffer += profiler.grad_bytes(c);
+
+  std::vector<MemoryReport> reports;
+  PassCache passes;
+  for (Ordering ordering : orderings) {
+    const GradBuffer grads = q.grad_buffer                 ? *q.grad_buffer
+                             : ordering == Ordering::Eager ? GradBuffer::Persistent
+                                                           : GradBuffer::PerTensor;
+    MemoryReport report;
+    report.model = trace.model;
+    report.params = trace.param_count();
+    report.gpu_memory = q.gpu_memory;
+    StageWalk walk(profiler, plan, ordering, grads, passes);
+    for (int stage = 0; stage < plan.pp; ++stage) {
+      const CategoryBytes top = walk.run(stage);
+      StageMemory m;
+      m.stage = stage;
+      for (int l = 0; l < plan.virtual_stages; ++l) {
+        const int c = model_chunk(plan, stage, l);
+        const int end =
+            c + 1 < int(starts.size()) ? starts[std::size_t(c) + 1] : int(trace.layers.size());
+        m.layers += end - starts[std::size_t(c)];
+        m.blocks += plan.chunks() == 1 ? int(blocks.size()) : counts[std::size_t(c)];
+        m.grad_buffer += profiler.grad_bytes(c);
+      }
+      m.in_flight = in_flight_microbatches(plan, stage);
+      // A stashed version copies the weights the passes read (16-bit with mixed precision; the
+      // float32 master copy stays one).
+      m.weight_versions = versions[std::size_t(stage)];
+      m.weights = top[TensorCategory::Weights] * m.weight_versions;
+      m.grads = top[TensorCategory::Grads];
+      m.optimizer_state = top[TensorCategory::OptimizerState];
+      m.activations = top[TensorCategory::Activations] + top[TensorCategory::Inputs];
+      m.temporaries = top[TensorCategory::Temporaries];
+      m.collectives = collectives;
+      m.fragmentation = segment_overhead(peak_allocations(profiler, plan, stage, m));
+      m.buffers = m.temporaries + m.collectives + m.fragmentation;
+      m.total = m.weights + m.grads + m.optimizer_state + m.activations + m.buffers;
+      report.max_total = std::max(report.max_total, m.total);
+      report.stages.push_back(m);
     }
-    m.in_flight = in_flight_microbatches(plan, stage);
-    // A stashed version copies the weights the passes read (16-bit with mixed precision; the
-    // float32 master copy stays one).
-    m.weight_versions = versions[std::size_t(stage)];
-    m.weights = top[TensorCategory::Weights] * m.weight_versions;
-    m.grads = top[TensorCategory::Grads];
-    m.optimizer_state = top[TensorCategory::OptimizerState];
-    m.activations = top[TensorCategory::Activations] + top[TensorCategory::Inputs];
-    m.temporaries = top[TensorCategory::Temporaries];
-    m.collectives = collectives;
-    m.fragmentation = segment_overhead(peak_allocations(profiler, plan, stage, m));
-    m.buffers = m.temporaries + m.collectives + m.fragmentation;
-    m.total = m.weights + m.grads + m.optimizer_state + m.activations + m.buffers;
-    report.max_total = std::max(report.max_total, m.total);
-    report.stages.push_back(m);
+    report.fits =
+        q.gpu_memory > 0 && double(report.max_total) <= kUsableFraction * double(q.gpu_memory);
+    reports.push_back(std::move(report));
   }
-  report.fits =
-      q.gpu_memory > 0 && double(report.max_total) <= kUsableFraction * double(q.gpu_memory);
-  return report;
+  return reports;
 }
 
 std::int64_t gpu_memory_bytes(std::string_view gpu) {

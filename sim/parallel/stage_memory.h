@@ -79,6 +79,16 @@ std::int64_t segment_overhead(const std::vector<std::int64_t>& sizes);
 // `trace`: one microbatch (batch = plan.microbatch) at the full sequence length. Checks the
 // plan against the model (validate_plan) and the query (InputError).
 MemoryReport estimate_memory(const workload::Trace& trace, const MemoryQuery& query);
+// The same for several orderings of one query (its ordering is ignored), which share the
+// schedule and the chunk profiles: only the stage walk depends on the ordering. `shared`:
+// a memory_schedule of the trace and a query with the same optimizer, precision, attention
+// and optimizer shards, reused across plans (memory --search); null: built here.
+std::vector<MemoryReport> estimate_memory(const workload::Trace& trace, const MemoryQuery& query,
+                                          const std::vector<schedule::Ordering>& orderings,
+                                          const schedule::Schedule* shared = nullptr);
+// The single-microbatch eager schedule estimate_memory replays: it depends on the trace and
+// the query's optimizer, impl, precision, attention and plan.optimizer_shards() only.
+schedule::Schedule memory_schedule(const workload::Trace& trace, const MemoryQuery& query);
 
 // GPU memory of a machine preset name (v100-sxm2, a100-sxm4-40gb, a100-sxm4-80gb, h100-sxm5,
 // h200) or a size ("80GiB"); InputError otherwise.

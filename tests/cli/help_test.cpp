@@ -48,3 +48,17 @@ TEST_CASE("every command's --help has an example, --max-memory, and zoo names fo
     }
   }
 }
+
+TEST_CASE("fusim help COMMAND prints what fusim COMMAND --help prints") {
+  const std::string dir = scratch_dir("cli-help-word");
+  for (const std::string path : {"", "simulate", "trace gen", "bench dram"}) {
+    DYNAMIC_SECTION("help " << path) {
+      const FusimRun a = run_fusim(dir, "help " + path);
+      const FusimRun b = run_fusim(dir, path + (path.empty() ? "" : " ") + "--help");
+      CHECK(a.exit_code == 0);
+      CHECK(b.exit_code == 0);
+      CHECK(a.out == b.out);
+      CHECK(a.out.find("Usage: fusim") != std::string::npos);
+    }
+  }
+}

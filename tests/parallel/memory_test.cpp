@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <map>
+#include <set>
 #include <string>
 
 #include "networks/networks.h"
@@ -241,9 +242,22 @@ TEST_CASE("the 80% rule and the search ranked by headroom") {
     CHECK(double(r.max_total) <= kUsableFraction * double(base.gpu_memory));
     if (i > 0) CHECK(found[i - 1].headroom >= r.headroom);
   }
-  // The top plan, estimated again on its own, gives the same peak.
-  const auto& top = found.front();
-  CHECK(estimate_memory(make(top.query.plan.microbatch), top.query).max_total == top.max_total);
+  // Every plan, estimated again on its own, gives the same peak: the search shares one
+  // schedule per (microbatch, optimizer shards) and one chunk profile per plan across its
+  // orderings. With the distributed optimizer the shards follow dp, so a schedule shared
+  // across different dp would give other optimizer-state bytes.
+  for (bool distributed : {false, true}) {
+    MemoryQuery b = base;
+    b.plan.distributed_optimizer = distributed;
+    const auto all = search_plans(make, b, space);
+    REQUIRE_FALSE(all.empty());
+    std::set<int> dps;
+    for (const auto& r : all) {
+      dps.insert(r.query.plan.dp);
+      CHECK(estimate_memory(make(r.query.plan.microbatch), r.query).max_total == r.max_total);
+    }
+    CHECK(dps.size() >= 2);
+  }
 }
 
 namespace {

@@ -29,6 +29,23 @@ std::string read_file(const std::string& path) {
   return s.str();
 }
 
+std::string messages(const std::string& err) {
+  std::string out, line;
+  for (std::size_t i = 0; i <= err.size(); ++i) {
+    if (i < err.size() && err[i] != '\n') {
+      line += err[i];
+      continue;
+    }
+    // A progress line: "<label> [===>   ] ..." (core/progress.h); every other line is kept.
+    const auto open = line.find(" ["), close = line.find("] ");
+    const bool progress = open != std::string::npos && close != std::string::npos && close > open &&
+                          line.find_first_not_of("=> ", open + 2) == close;
+    if (!progress && !line.empty()) out += line + (i < err.size() ? "\n" : "");
+    line.clear();
+  }
+  return out;
+}
+
 FusimRun run_fusim(const std::string& cwd, const std::string& args,
                    const std::string& capture_dir) {
   const std::string dir = capture_dir.empty() ? cwd : capture_dir;

@@ -21,6 +21,10 @@ std::string read_file(const std::string& path);
 FusimRun run_fusim(const std::string& cwd, const std::string& args,
                    const std::string& capture_dir = "");
 
+// `err` without the progress lines a run longer than a second adds on a loaded machine
+// ("simulate eager [===>      ] 40% ..."): fusim's messages, every other line kept.
+std::string messages(const std::string& err);
+
 // The contract of a refused command line (DESIGN.md, "Principles"): exit code 2, stderr one
 // line "fusim: ..." holding every fragment, nothing on stdout (Catch2 checks).
 void check_one_line_refusal(const FusimRun& run, const std::vector<std::string>& fragments);
