@@ -88,8 +88,11 @@ plot $OUT/h100_resnet50_l2.csv --x caches.L2.size --y step_time_ms --hue orderin
 sweep h100_resnet50_hbm "${r50[@]}" --set dram.data_rate_mts=2600,3900,5200,6400
 plot $OUT/h100_resnet50_hbm.csv --x dram.data_rate_mts --y speedup_vs_eager --hue ordering \
   --title "Speedup over eager vs HBM data rate" -o $OUT/h100_speedup_vs_hbm.png
+# The 100-point grid at the full batch (32, 224x224), tensor fidelity (issue 17).
 if [ "$quick" = 0 ]; then
-  sweep h100_resnet50_l2_hbm_100 "${r50[@]}" \
+  "$FUSIM" trace gen resnet50 --batch 32 --resolution 224 -o "$work/r50_b32.json"
+  sweep h100_resnet50_l2_hbm_100 --trace r50_b32.json --machine h100-sxm5 --optimizer adam \
+    --steps 3 --fidelity tensor \
     --set caches.L2.size=25MiB,50MiB,75MiB,100MiB,125MiB,150MiB,200MiB,250MiB,300MiB,400MiB \
     --set dram.data_rate_mts=2400,2800,3200,3600,4000,4400,4800,5200,5600,6400
 fi

@@ -162,6 +162,13 @@ void run_simulate(const SimulateCmdOptions& opt) {
                    mib_text(r.peak_memory_bytes)});
     nlohmann::json j = exec::to_json(r, opt.per_op);
     j["speedup_vs_eager"] = vs_eager;
+    // JSON only, like per_op: the DRAM's reads per requester (core / SM) over the measured
+    // steps, named as `fusim dram --json` names its requesters.
+    auto& dram = j["dram_requesters"] = nlohmann::json::array();
+    for (const auto& q : run.detail.dram_requesters)
+      dram.push_back({{"requester", q.requester},
+                      {"reads", q.reads},
+                      {"read_latency_ns_mean", to_ns(q.latency) / static_cast<double>(q.reads)}});
     results.push_back(std::move(j));
     if (!opt.timeline.empty())
       exec::append_timeline(events, pid++, trace,

@@ -45,6 +45,16 @@ MainMemory make_main_memory(const Machine& m, EventQueue& queue) {
         d->spec().name, d->channel_count(), d->in_flight(), s.reads, s.writes,
         d->last_completion());
   };
+  out.requesters = [d] {
+    const dram::DramStats s = d->stats();
+    std::vector<DramRequesterReads> r(s.requesters.size());
+    for (std::size_t i = 0; i < r.size(); ++i) {
+      r[i].requester = static_cast<int>(i);
+      r[i].reads = static_cast<std::int64_t>(s.requesters[i].reads);
+      r[i].latency = s.requesters[i].read_latency_cycles * s.tCK;
+    }
+    return r;
+  };
   out.port = std::move(system);
   return out;
 }

@@ -5,9 +5,11 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/event_queue.h"
 #include "exec/machine.h"
+#include "exec/simulate.h"
 #include "mem/memory_port.h"
 
 namespace fusim::exec {
@@ -17,6 +19,9 @@ struct MainMemory {
   std::unique_ptr<mem::MemoryPort> port;
   std::function<bool()> busy;
   std::function<std::string()> describe;
+  // The DRAM system's reads per requester so far, indexed by requester (null for the
+  // fixed-latency stand-in).
+  std::function<std::vector<DramRequesterReads>()> requesters;
 };
 
 // The DRAM system (one lookahead wake-up for all channels, dram_system.h) or a

@@ -88,12 +88,23 @@ struct SimOptions {
   std::function<void(double)> progress;
 };
 
+// Main memory's reads of one requester (core / SM) over the measured steps: how many
+// completed and their summed latency, arrival at the DRAM controller to the data (the
+// DRAM scheduler's doing). DRAM machines in line and block fidelity only: tensor fidelity
+// and fixed-latency memory send no request to a controller.
+struct DramRequesterReads {
+  int requester = 0;
+  std::int64_t reads = 0;
+  Tick latency = 0;  // summed over the reads
+};
+
 // Extra outputs for timelines and detailed reports.
 struct SimulationDetail {
   RunResult result;
   DramSeries dram;          // bytes sent to DRAM per 1 us bucket (the timeline's counter)
   std::int64_t events = 0;  // events executed (speed reports)
   std::string last_level;   // "LLC" or "L2"
+  std::vector<DramRequesterReads> dram_requesters;  // those with reads, by requester
 };
 
 RunResult simulate(const workload::Trace& trace, const schedule::Schedule& schedule,

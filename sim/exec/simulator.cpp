@@ -91,9 +91,13 @@ Simulator::Simulator(const workload::Trace& trace, const schedule::Schedule& sch
 
 Simulator::~Simulator() = default;
 
+std::vector<DramRequesterReads> Simulator::dram_requesters() const {
+  return memory_.requesters ? memory_.requesters() : std::vector<DramRequesterReads>{};
+}
+
 Snapshot Simulator::snapshot() const {
   return {queue_.now(), tap_->total_bytes(),
-          rereads_->add_to(tensor_ ? tensor_->stats() : caches_->stats())};
+          rereads_->add_to(tensor_ ? tensor_->stats() : caches_->stats()), dram_requesters()};
 }
 
 int Simulator::ready_lanes_waiting(int except) const {
@@ -395,7 +399,7 @@ SimulationRecord Simulator::run() {
     rec.ops.push_back({s.start, s.end, s.dram_bytes, static_cast<int>(s.cores.size()), s.compute});
   }
   rec.end = {end, tap_->total_bytes(),
-             rereads_->add_to(tensor_ ? tensor_->stats() : caches_->stats())};
+             rereads_->add_to(tensor_ ? tensor_->stats() : caches_->stats()), dram_requesters()};
   rec.dram = {tap_->bucket(), tap_->per_bucket()};
   rec.events = static_cast<std::int64_t>(queue_.executed());
   return rec;

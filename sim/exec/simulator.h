@@ -56,6 +56,7 @@ class Simulator {
   // Lanes other than `except` whose next op could start now (GPU SM sharing).
   int ready_lanes_waiting(int except_lane) const;
   Snapshot snapshot() const;
+  std::vector<DramRequesterReads> dram_requesters() const;  // so far (MainMemory::requesters)
   std::string describe_ops() const;
 
   const workload::Trace& trace_;

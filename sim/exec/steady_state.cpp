@@ -77,6 +77,16 @@ SimulationDetail steady_state(const schedule::Schedule& schedule, const Simulati
     r.per_op.back().measured =
         static_cast<int>(i) >= first_measured && static_cast<int>(i) < end_measured;
   }
+  // Reads per requester between the same snapshots (a requester's first read may come
+  // after `from`: absent there, zero).
+  for (std::size_t q = 0; q < to->dram_requesters.size(); ++q) {
+    DramRequesterReads d = to->dram_requesters[q];
+    if (q < from->dram_requesters.size()) {
+      d.reads -= from->dram_requesters[q].reads;
+      d.latency -= from->dram_requesters[q].latency;
+    }
+    if (d.reads > 0) out.dram_requesters.push_back(d);
+  }
   out.dram = rec.dram;
   out.events = rec.events;
   return out;

@@ -11,11 +11,13 @@
 
 namespace fusim::exec {
 
-// Counters at one moment: time, bytes sent to DRAM, cache stats (re-reads included).
+// Counters at one moment: time, bytes sent to DRAM, cache stats (re-reads included), the
+// DRAM's reads per requester (MainMemory::requesters; empty without a DRAM system).
 struct Snapshot {
   Tick time = 0;
   std::int64_t dram = 0;
   cache::HierarchyStats cache;
+  std::vector<DramRequesterReads> dram_requesters;
 };
 
 struct OpRecord {

@@ -92,7 +92,11 @@ std::vector<TraceRequest> merge(std::vector<TraceRequest> a, const std::vector<T
 // policy in most of its epochs (4 policies: 25% each at random). No protocol violation in
 // any run. FCFS waits for the oldest request while others are ready; it lost on every
 // trace tried (two streams, stream + random, bursts, disjoint banks, random: 2-40x below
-// the first-ready policies), so it has no case here.
+// the first-ready policies), so it has no case here. Nor can it win on fairness: no
+// policy here closes a row that a queued request still hits (a bank's candidate is its
+// oldest hit, FirstReadyChoice::refresh), so under FCFS too a conflicting request waits
+// for its bank's queued hits; what FCFS adds is to idle the other banks while the oldest
+// bank candidate waits, and the ties of tRRD/tFAW go to the oldest under first-ready too.
 struct Case {
   const char* name;
   std::vector<TraceRequest> trace;

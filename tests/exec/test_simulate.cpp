@@ -235,3 +235,64 @@ TEST_CASE("forward-fused: the step that first touches the optimizer state is war
   auto short_run = run(trace, schedule::Ordering::ForwardFused, m, 3, exec::Fidelity::Line, "adam");
   CHECK(short_run.dram_bytes > 0);
 }
+
+TEST_CASE("the DRAM's reads per requester over the measured steps") {
+  auto trace = schema_mlp();
+  // No cache keeps a line (a 4-line L1, no LLC): every line read goes to one DDR4-3200
+  // channel (tRCD = tCL = 22, tBL = 4 cycles of 0.625 ns).
+  auto machine = test::defaults::tiny_cpu().l1("256B").llc("0").dram("ddr4-3200");
+  exec::SimOptions o;
+  o.warmup_steps = 0;
+  {
+    // One 64 B read of a closed bank: ACT, RD tRCD later, data tCL + tBL after the RD.
+    schedule::Schedule s;
+    s.steps = 1;
+    const int x = add_tensor(s, "x", 64, 0x0);
+    add_op(s, 0, workload::OpKind::Relu, {}, {{x, AccessMode::Read}}, 0);
+    const auto d = exec::simulate_detailed(trace, s, machine.build(), o);
+    REQUIRE(d.dram_requesters.size() == 1);
+    CHECK(d.dram_requesters[0].requester == 0);
+    CHECK(d.dram_requesters[0].reads == 1);
+    CHECK(d.dram_requesters[0].latency == ps((22 + 22 + 4) * 625));
+  }
+  {
+    // An op on two cores splits its 8 KiB read evenly: 64 lines each, every read at least
+    // tCL + tBL (a row hit).
+    schedule::Schedule s;
+    s.steps = 1;
+    const int x = add_tensor(s, "x", 8192, 0x0);
+    add_op(s, 0, workload::OpKind::Relu, {}, {{x, AccessMode::Read}}, 0);
+    const auto d = exec::simulate_detailed(trace, s, machine.cores(2).threads_per_op(2).build(), o);
+    REQUIRE(d.dram_requesters.size() == 2);
+    for (int q = 0; q < 2; ++q) {
+      CHECK(d.dram_requesters[q].requester == q);
+      CHECK(d.dram_requesters[q].reads == 64);
+      CHECK(d.dram_requesters[q].latency >= 64 * ps((22 + 4) * 625));
+    }
+  }
+  {
+    // Three steps each reading the same 4 KiB (64 lines); with one warm-up step the
+    // measured step is step 1 (the last is left out), so 64 reads, not the run's 192.
+    schedule::Schedule s;
+    s.steps = 3;
+    const int x = add_tensor(s, "x", 4096, 0x0);
+    for (int step = 0; step < 3; ++step) {
+      add_op(s, 0, workload::OpKind::Relu, step ? std::vector<int>{step - 1} : std::vector<int>{},
+             {{x, AccessMode::Read}}, 0);
+      s.ops.back().step = step;
+    }
+    exec::SimOptions w = o;
+    w.warmup_steps = 1;
+    const auto d = exec::simulate_detailed(trace, s, machine.cores(1).threads_per_op(1).build(), w);
+    REQUIRE(d.result.steps_measured == 1);
+    REQUIRE(d.dram_requesters.size() == 1);
+    CHECK(d.dram_requesters[0].reads == 64);
+  }
+  // Fixed-latency memory has no controller to measure.
+  schedule::Schedule s;
+  s.steps = 1;
+  const int x = add_tensor(s, "x", 64, 0x0);
+  add_op(s, 0, workload::OpKind::Relu, {}, {{x, AccessMode::Read}}, 0);
+  CHECK(exec::simulate_detailed(trace, s, test::defaults::tiny_cpu().build(), o)
+            .dram_requesters.empty());
+}
