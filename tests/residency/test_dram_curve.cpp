@@ -60,6 +60,43 @@ TEST_CASE("max_bandwidth bounds a curve's reads, not its reads and writes togeth
   CHECK(measure_dram_curve(spec, p, DramPattern::Stream, 1, 1.0).points.size() == 1);
 }
 
+TEST_CASE("a curve's key differs when anything that decides the curve differs") {
+  // The key names the curve files on disk: two configurations with one key share curves.
+  // Its format once had a placeholder fewer than its arguments, so the last one
+  // (max_bandwidth) was dropped: the A100's curves measured with one L2 port (stopped at
+  // 220 GB/s) were read back for 30 ports.
+  const auto spec = dram::load_dram_preset("hbm2e");
+  const DramCurveParams p = params(8, 4, 30'000);
+  DramCurveParams wider = p;
+  wider.max_bandwidth = 5e12;
+  CHECK(dram_curve_key(spec, p) != dram_curve_key(spec, wider));
+  DramCurveParams window = p;
+  window.window = p.window + 1;
+  CHECK(dram_curve_key(spec, p) != dram_curve_key(spec, window));
+  auto refreshed = spec;
+  refreshed.t.tRREFD += 1;
+  CHECK(dram_curve_key(spec, p) != dram_curve_key(refreshed, p));
+  CHECK(dram_curve_key(spec, p) == dram_curve_key(dram::load_dram_preset("hbm2e"), p));
+}
+
+TEST_CASE("a write-heavy load on a full controller is measured, not stalled") {
+  // 3 writes per read from 32 cores x 64 misses fill the write queues: the probe's head
+  // request is refused, and it must wait for the controller's retry. Without that, the
+  // point measured 0 B/s (no read came back to send another) and ended the curve there.
+  const auto spec = dram::load_dram_preset("hbm2e");
+  const DramCurve c =
+      measure_dram_curve(spec, params(32, 64, 100'000), DramPattern::Stream, 1, 0.75);
+  REQUIRE(!c.points.empty());
+  for (const CurvePoint& p : c.points) {
+    INFO(p.cores << " cores: " << p.bandwidth / 1e9 << " GB/s");
+    CHECK(p.bandwidth > 0);
+    CHECK(p.read_latency > 0);
+  }
+  // Each load moves at least what the one before it did (within 2%: then it stops).
+  for (std::size_t i = 1; i + 1 < c.points.size(); ++i)
+    CHECK(c.points[i].bandwidth >= 0.98 * c.points[i - 1].bandwidth);
+}
+
 TEST_CASE("streaming reads approach the datasheet peak and never pass it") {
   // One DDR4-3200 channel: 8 B x 3200 MT/s = 25.6 GB/s. Refresh alone takes tRFC/tREFI =
   // 350 / 7800 = 4.5% (JESD79-4); sequential lines are row hits. 16 cores x 16 reads in

@@ -142,6 +142,11 @@ class Probe {
       dram_.send(fifo_.front());
       fifo_.pop_front();
     }
+    // Refused: wait for the controller's retry (memory_port.h), as the hierarchy's outgoing
+    // queue does (mem/cache/timed_path.cpp). Without it the head waited for the next
+    // request to join, and once every core's misses sat behind it (writes free no MSHR)
+    // nothing joined: write-heavy points measured 0 B/s and ended their curves there.
+    if (!fifo_.empty()) dram_.request_retry();
   }
 
   void completed(const mem::MemRequest& r, Tick done) {
@@ -231,8 +236,8 @@ std::string dram_curve_key(const dram::DramSpec& s, const DramCurveParams& p) {
   const auto& t = s.t;
   const auto& c = s.ctrl;
   return fmt::format(
-      "v2|{}|{}|{}|{}|org {} {} {} {} {} {} {} {} {}|t {} {} {} {} {} {} {} {} {} {} {} {} {} {} "
-      "{} {} {} {} {} {} {}|c {} {} {} {} {} {} {} {} {} {} {} {} {} {}|p {} {} {} {} {} {} {}",
+      "v3|{}|{}|{}|{}|org {} {} {} {} {} {} {} {} {}|t {} {} {} {} {} {} {} {} {} {} {} {} {} {} "
+      "{} {} {} {} {} {} {} {}|c {} {} {} {} {} {} {} {} {} {} {} {} {} {}|p {} {} {} {} {} {} {}",
       s.name, s.standard, s.data_rate_mts, s.tCK, o.channels, o.pseudo_channels, o.ranks,
       o.bankgroups, o.banks_per_group, o.rows, o.columns, o.bus_width_bits, o.burst_length, t.tCL,
       t.tCWL, t.tRCD, t.tRP, t.tRAS, t.tRC, t.tBL, t.tCCD_S, t.tCCD_L, t.tRRD_S, t.tRRD_L, t.tFAW,
