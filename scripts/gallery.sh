@@ -11,7 +11,7 @@
 # findings.md.
 #
 # Usage: scripts/gallery.sh [--quick]
-#   --quick  leave out the 100-point resnet50 grid (70 s on 2 quiet cores); its CSV and
+#   --quick  leave out the 100-point resnet50 grid (2.5-4 min on 2 cores); its CSV and
 #            figures stay as they are, with the commit that made them
 # Environment: BUILD (default build), JOBS (sweep threads, default 2), ERROR_PCT and
 # ERROR_SOURCE (the simulated-vs-measured error the figures' notes compare against).
