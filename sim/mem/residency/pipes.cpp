@@ -151,7 +151,7 @@ void Pipes::fill(double latency_ps) {
     Flow& f = flows_[j];
     f.rate = level_[j] / std::max(f.work.units, 1.0);
     memory_rate_ += f.rate * memory_demand(f.work);
-    posted_ += f.rate * f.work.posted_bytes;
+    posted_ += f.rate * posting_bytes(f.work);
   }
 }
 
