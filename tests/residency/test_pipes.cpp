@@ -26,6 +26,18 @@ struct Run {
   Run(Tick latency, double bandwidth, PipeConfig c = two_levels())
       : memory(latency, bandwidth), pipes(queue, c, memory) {}
 };
+// 8 cores read 64 KiB from memory, a line per unit through L1 and LLC.
+FlowWork eight_cores_reading_64kib() {
+  FlowWork w;
+  w.cores = 8;
+  w.units = 1024;
+  w.lookups[0] = 1024;
+  w.lookups[1] = 1024;
+  w.memory_reads = 1024;
+  w.memory_read_bytes = 65536;
+  w.deepest = 2;
+  return w;
+}
 }  // namespace
 
 TEST_CASE("a flow that hits L1 takes its units' port time plus the L1 latency") {
@@ -97,14 +109,7 @@ TEST_CASE("memory bandwidth binds when cores have MSHRs to spare") {
   // 8 cores x 4 MSHRs at 50 ns could move 8 x 4 x 64 B / 50 ns = 41 GB/s; memory gives
   // 6.4 GB/s: 64 KiB take 10240 ns, then the last miss's path and latency (50 ns).
   Run r(40'000, 6.4e9);
-  FlowWork w;
-  w.cores = 8;
-  w.units = 1024;
-  w.lookups[0] = 1024;
-  w.lookups[1] = 1024;
-  w.memory_reads = 1024;
-  w.memory_read_bytes = 65536;
-  w.deepest = 2;
+  FlowWork w = eight_cores_reading_64kib();
   Tick done = -1;
   r.pipes.start(w, [&](Tick t) { done = t; });
   r.queue.run();
@@ -134,15 +139,8 @@ TEST_CASE("a flow's posted victims move at its pace when it uses memory anyway")
   // bytes reserved ahead of the flows at its unthrottled rate, 128 GB/s through the LLC
   // port, blocked memory and let the flow's reads through at no cost: 1.6 us.)
   Run r(40'000, 6.4e9);
-  FlowWork w;
-  w.cores = 8;
-  w.units = 1024;
-  w.lookups[0] = 1024;
-  w.lookups[1] = 1024;
-  w.memory_reads = 1024;
-  w.memory_read_bytes = 65536;
+  FlowWork w = eight_cores_reading_64kib();
   w.posted_bytes = 65536;
-  w.deepest = 2;
   Tick done = -1;
   r.pipes.start(w, [&](Tick t) { done = t; });
   r.queue.run();
