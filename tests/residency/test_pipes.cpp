@@ -146,3 +146,45 @@ TEST_CASE("a flow's posted victims move at its pace when it uses memory anyway")
   r.queue.run();
   CHECK(done == 20'480'000 + 50'000);
 }
+
+namespace {
+// Memory whose read latency rises with the load: 40 ns idle, 140 ns at its 6.4 GB/s.
+class RisingMemory final : public MemoryCurve {
+ public:
+  double peak_bandwidth(int, double) override { return 6.4e9; }
+  Tick read_latency(int, double, double bandwidth) override {
+    return 40'000 + static_cast<Tick>(100'000 * bandwidth / 6.4e9 + 0.5);
+  }
+};
+}  // namespace
+
+TEST_CASE("a flow's last miss waits the latency of the others' load, not of its own queue") {
+  // Alone, 8 cores read 64 KiB at memory's 6.4 GB/s (their 32 MSHRs could move 13.7 GB/s at
+  // the loaded 150 ns): 10240 ns of work, then the path (10 ns) and the idle latency
+  // (40 ns): its own queue is what held it to 6.4 GB/s. (At the whole load's 140 ns it paid
+  // that queue twice: 10390 ns.)
+  {
+    EventQueue queue;
+    RisingMemory memory;
+    Pipes pipes(queue, two_levels(), memory);
+    Tick done = -1;
+    pipes.start(eight_cores_reading_64kib(), [&](Tick t) { done = t; });
+    queue.run();
+    CHECK(done == 10'240'000 + 10'000 + 40'000);
+  }
+  // Two such flows on other cores share the 6.4 GB/s: both end their work at 20480 ns, and
+  // each last miss waits behind the other's 3.2 GB/s: 40 + 50 ns.
+  {
+    EventQueue queue;
+    RisingMemory memory;
+    Pipes pipes(queue, two_levels(), memory);
+    FlowWork w = eight_cores_reading_64kib();
+    Tick a = -1, b = -1;
+    pipes.start(w, [&](Tick t) { a = t; });
+    w.group = 1;
+    pipes.start(w, [&](Tick t) { b = t; });
+    queue.run();
+    CHECK(a == 20'480'000 + 10'000 + 90'000);
+    CHECK(b == 20'480'000 + 10'000 + 90'000);
+  }
+}

@@ -282,6 +282,12 @@ void Pipes::solve_uncached() {
   memory_latency_ = latency_at(memory_rate_ + posting);
 }
 
+Tick Pipes::others_latency(const Flow& f) {
+  if (memory_unlimited_) return memory_latency_;
+  const double others = std::max(0.0, memory_rate_ - f.rate * memory_demand(f.work) + posted_);
+  return memory_.read_latency(regions_, write_share_, others * 1e12);
+}
+
 void Pipes::schedule_next() {
   ++generation_;
   double soonest = std::numeric_limits<double>::infinity();
@@ -309,9 +315,15 @@ void Pipes::on_wake(std::uint64_t generation) {
   const Tick now = queue_.now();
   for (Flow& f : finished) {
     const int deepest = f.work.deepest;
+    // The last miss waits the memory latency of the load the others put on memory: the
+    // queueing a flow causes itself is its own misses ahead of its last, already in its
+    // work at the rate memory gave it. (At the latency of the whole load, a flow alone at
+    // the HBM's peak paid its queue twice: the H100's 1 MiB chunks took 0.65 us of
+    // transfer and 0.5 us of tail, where line fidelity's last line of a chunk issued at
+    // once comes an idle latency after the transfer.)
     const Tick tail =
         deepest >= static_cast<int>(config_.levels.size())
-            ? config_.miss_path_latency + memory_latency_
+            ? config_.miss_path_latency + others_latency(f)
             : config_.levels[static_cast<std::size_t>(std::max(0, deepest))].hit_latency;
     Done done = std::move(f.done);
     const Tick at = now + tail;

@@ -24,7 +24,8 @@
 // core's concurrent ranges at its port and serves shared ports first come first served);
 // rates are recomputed whenever a flow starts or finishes. A flow's work is done when
 // every resource has served its demand at the flow's rate; it completes a tail latency
-// later (its last unit's: the deepest level it reached, or the miss path and memory).
+// later (its last unit's: the deepest level it reached, or the miss path and memory's
+// read latency at the load of the other flows: its own queue is in its work).
 // The first batch of a core's misses (one per MSHR) is in that tail, not in the MSHR
 // demand: a core with M misses and m MSHRs takes M/m latencies, not M/m + 1.
 //
@@ -121,6 +122,8 @@ class Pipes {
   }
   void solve();
   void fill(double latency_ps);  // max-min fair rates at a given miss latency
+  // Memory read latency at the load of the flows other than f (and the posted victims).
+  Tick others_latency(const Flow& f);
   void schedule_next();
   void on_wake(std::uint64_t generation);
   int resource_of(int group, int level, bool mshr);
