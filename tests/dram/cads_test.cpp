@@ -138,36 +138,42 @@ std::vector<Case> cases(const DramSpec& spec) {
 
 }  // namespace
 
+// Epochs of 2000 cycles hold a few hundred columns; in epochs of 500 most of a queued
+// request's wait falls in an earlier epoch, under another policy, so the reward must
+// charge each epoch the waits within it (Little's law) rather than the latencies of the
+// requests it served: with the latter, cads ran frfcfs-cap in 8% of the 500-cycle
+// epochs of the stream-and-random trace (a policy that clears a backlog paid for it).
 TEST_CASE("cads: settles on the best fixed policy of each two-requester trace, legally") {
   DramSpec spec = preset("ddr4-3200");
-  spec.ctrl.epoch_cycles = 2000;
-  for (const Case& c : cases(spec)) {
-    INFO(c.name);
-    double best = 0, runner_up = 0;
-    for (const char* p : kCadsPolicies) {
-      const Outcome o = run(spec, p, c.trace);
+  for (const Cycle epoch : {Cycle{2000}, Cycle{500}})
+    for (const Case& c : cases(spec)) {
+      INFO(c.name << ", epochs of " << epoch << " cycles");
+      spec.ctrl.epoch_cycles = epoch;
+      double best = 0, runner_up = 0;
+      for (const char* p : kCadsPolicies) {
+        const Outcome o = run(spec, p, c.trace);
+        CHECK(o.violations == 0);
+        const bool is_best = std::find(c.best.begin(), c.best.end(), p) != c.best.end();
+        if (is_best)
+          best = std::max(best, o.reward);
+        else
+          runner_up = std::max(runner_up, o.reward);
+      }
+      INFO(fmt::format("best {:.4g}, runner-up {:.4g}", best, runner_up));
+      CHECK(best > 1.3 * runner_up);  // the trace does what its comment says
+      const Outcome o = run(spec, "cads", c.trace);
       CHECK(o.violations == 0);
-      const bool is_best = std::find(c.best.begin(), c.best.end(), p) != c.best.end();
-      if (is_best)
-        best = std::max(best, o.reward);
-      else
-        runner_up = std::max(runner_up, o.reward);
+      REQUIRE(o.epochs.size() == kCadsPolicyCount);
+      std::uint64_t all = 0, chosen = 0;
+      for (std::size_t i = 0; i < kCadsPolicyCount; ++i) {
+        all += o.epochs[i];
+        if (std::find(c.best.begin(), c.best.end(), kCadsPolicies[i]) != c.best.end())
+          chosen += o.epochs[i];
+      }
+      INFO(fmt::format("{} of {} epochs", chosen, all));
+      CHECK(all > 150);
+      CHECK(chosen >= 0.6 * static_cast<double>(all));
     }
-    INFO(fmt::format("best {:.4g}, runner-up {:.4g}", best, runner_up));
-    CHECK(best > 1.3 * runner_up);  // the trace does what its comment says
-    const Outcome o = run(spec, "cads", c.trace);
-    CHECK(o.violations == 0);
-    REQUIRE(o.epochs.size() == kCadsPolicyCount);
-    std::uint64_t all = 0, chosen = 0;
-    for (std::size_t i = 0; i < kCadsPolicyCount; ++i) {
-      all += o.epochs[i];
-      if (std::find(c.best.begin(), c.best.end(), kCadsPolicies[i]) != c.best.end())
-        chosen += o.epochs[i];
-    }
-    INFO(fmt::format("{} of {} epochs", chosen, all));
-    CHECK(all > 150);
-    CHECK(chosen >= 0.6 * static_cast<double>(all));
-  }
 }
 
 TEST_CASE("cads: the same seed gives the same commands") {

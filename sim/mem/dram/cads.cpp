@@ -16,7 +16,7 @@
 //
 // Per requester and epoch it measures: bandwidth share (column commands), row-hit rate,
 // queue occupancy (queued requests per decision) and stall time (how long its oldest
-// queued request has waited). State: 4 bits of those: the dominant requester (most column
+// request handed to pick() has waited). State: 4 bits of those: the dominant requester (most column
 // commands) mostly hits its rows (>= 1/2); it takes >= 3/4 of the commands; the queue is
 // at least half full on average; some requester's oldest request waited more than 4x the
 // epoch's mean latency (it starves).
@@ -24,7 +24,12 @@
 // Reward (this file's choice; the paper states its goal as locality, bank parallelism
 // and fairness together): served bandwidth weighted by the critical requester's latency,
 // r = (column commands / epoch cycles) / L_crit, where L_crit is the largest mean latency,
-// arrival to column command in cycles, among the requesters served in the epoch. Under a
+// arrival to column command in cycles, among the requesters. Each requester's latency is
+// the one of the epoch itself, by Little's law: the cycles its requests spent queued
+// within the epoch (from on_arrival and on_column, so requests pick() is not handed count
+// too) over the requests it was served (at least 1). The summed latencies of the
+// requests served would charge a policy that clears a backlog with the waits the previous
+// policy left, and would not charge a policy that serves a requester nothing. Under a
 // load the DRAM can carry, bandwidth follows the arrivals whatever the policy, and r ranks
 // policies by the slowest requester's latency; at saturation the served bandwidth counts
 // too. An epoch that serves nothing teaches nothing.
@@ -78,9 +83,15 @@ class Cads final : public Scheduler {
 
   int row_hit_cap() const override { return policies_[action_]->row_hit_cap(); }
 
+  void on_arrival(int requester, Cycle arrival) override {
+    Measure& m = advance(requester, arrival);
+    ++m.queued;
+  }
+
   void on_column(int requester, bool row_hit, Cycle arrival, Cycle now) override {
     if (now >= epoch_end_) close_epoch(now);
-    Measure& m = at(requester);
+    Measure& m = advance(requester, now);
+    if (m.queued > 0) --m.queued;
     ++m.columns;
     m.hits += row_hit ? 1 : 0;
     m.latency += now - arrival;
@@ -96,7 +107,19 @@ class Cads final : public Scheduler {
   struct Measure {
     std::uint64_t columns = 0, hits = 0, stamp = 0;
     Cycle latency = 0, max_stall = 0;  // summed latency; longest wait of its oldest
+    std::uint64_t queued = 0;          // its requests in the queue (kept across epochs)
+    Cycle waited = 0, since = 0;       // request-cycles queued in the epoch, counted to `since`
   };
+  // Counts requester's queued requests up to cycle t (events come in near time order; an
+  // earlier t counts as `since`).
+  Measure& advance(int requester, Cycle t) {
+    Measure& m = at(requester);
+    if (t > m.since) {
+      m.waited += m.queued * (t - m.since);
+      m.since = t;
+    }
+    return m;
+  }
   Measure& at(int requester) {
     const auto r = static_cast<std::size_t>(std::max(requester, 0));
     if (r >= measures_.size()) measures_.resize(r + 1);
@@ -130,12 +153,13 @@ class Cads final : public Scheduler {
     double worst = 0;  // the critical requester's mean latency
     std::size_t dominant = measures_.size();
     for (std::size_t r = 0; r < measures_.size(); ++r) {
-      const Measure& m = measures_[r];
+      const Measure& m = advance(static_cast<int>(r), now);
+      max_stall = std::max(max_stall, m.max_stall);
+      worst = std::max(worst, static_cast<double>(m.waited) /
+                                  static_cast<double>(std::max<std::uint64_t>(1, m.columns)));
       if (m.columns == 0) continue;
       columns += m.columns;
       latency += m.latency;
-      max_stall = std::max(max_stall, m.max_stall);
-      worst = std::max(worst, static_cast<double>(m.latency) / static_cast<double>(m.columns));
       if (dominant == measures_.size() || m.columns > dominant_columns) {
         dominant = r, dominant_columns = m.columns, dominant_hits = m.hits;
       }
@@ -161,7 +185,12 @@ class Cads final : public Scheduler {
       state_ = next;
       action_ = choose(state_);
     }
-    for (Measure& m : measures_) m = Measure{};
+    for (Measure& m : measures_) {
+      Measure next;  // what is queued stays queued
+      next.queued = m.queued;
+      next.since = m.since;
+      m = next;
+    }
     decisions_ = queued_ = 0;
   }
 

@@ -59,6 +59,7 @@ void ChannelController::enqueue(const QueueEntry& e, bool whole_block) {
   // Decisions are made from the moment a request arrives: one that was possible earlier
   // (a write that becomes eligible when writes reach the watermark) issues now, not then.
   floor_ = std::max(floor_, e.arrival);
+  scheduler_->on_arrival(e.requester, e.arrival);
   const int q = e.is_write ? 1 : 0;
   bool changed = false;
   queues_.add(e, changed);

@@ -41,6 +41,10 @@ class Scheduler {
   // Told about every column command (the request's arrival, the command's cycle), for
   // schedulers that measure their requesters.
   virtual void on_column(int /*requester*/, bool /*row_hit*/, Cycle /*arrival*/, Cycle /*now*/) {}
+  // Told about every request entering the queue, with its arrival cycle: with on_column
+  // (the request leaves the queue at its column command) a scheduler can count each
+  // requester's queued requests over time, including those pick() is not handed.
+  virtual void on_arrival(int /*requester*/, Cycle /*arrival*/) {}
   // Where a scheduler that learns reports its choices (the controller's statistics).
   virtual void set_stats(DramStats* /*stats*/) {}
 };
