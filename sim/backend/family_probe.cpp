@@ -1,10 +1,12 @@
 #include "backend/family_probe.h"
 
 #include <fmt/format.h>
+#include <algorithm>
 #include <array>
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "backend/executor.h"
 #include "backend/op_profiler.h"
 #include "backend/optimizer_config.h"
 #include "compute/cost_fit.h"
@@ -129,16 +131,35 @@ std::vector<Probe> probes() {
     int cin, cout, hw, k, s, groups;
   };
   const std::vector<Conv> convs{
-      {3, 64, 64, 7, 2, 1},     {16, 16, 32, 3, 1, 1},   {32, 32, 32, 3, 1, 1},
-      {64, 64, 16, 3, 1, 1},    {64, 128, 16, 3, 2, 1},  {128, 128, 8, 3, 1, 1},
-      {256, 256, 4, 3, 1, 1},   {512, 512, 2, 3, 1, 1},  {64, 256, 16, 1, 1, 1},
-      {256, 64, 16, 1, 1, 1},   {32, 32, 32, 3, 1, 32},  {96, 96, 16, 3, 2, 96},
-      {144, 144, 8, 3, 1, 144}, {384, 384, 4, 3, 1, 384}};
+      {3, 64, 64, 7, 2, 1},
+      {16, 16, 32, 3, 1, 1},
+      {32, 32, 32, 3, 1, 1},
+      {64, 64, 16, 3, 1, 1},
+      {64, 128, 16, 3, 2, 1},
+      {128, 128, 8, 3, 1, 1},
+      {256, 256, 4, 3, 1, 1},
+      {512, 512, 2, 3, 1, 1},
+      {64, 256, 16, 1, 1, 1},
+      {256, 64, 16, 1, 1, 1},
+      {32, 32, 32, 3, 1, 32},
+      {96, 96, 16, 3, 2, 96},
+      {144, 144, 8, 3, 1, 144},
+      {384, 384, 4, 3, 1, 384},
+      // EfficientNet/MnasNet's 5x5 depthwise (strided too) up to 1152 channels, and grouped
+      // 3x3 of RegNet's group width (8 and 16 channels per group).
+      {16, 16, 64, 3, 1, 16},
+      {240, 240, 8, 5, 1, 240},
+      {672, 672, 4, 5, 2, 672},
+      {1152, 1152, 2, 5, 1, 1152},
+      {64, 64, 16, 3, 1, 8},
+      {128, 128, 8, 3, 2, 8}};
   for (const auto& c : convs) {
     const int pad = c.k / 2;
     const auto ho = conv_out(c.hw, c.k, c.s, pad);
     v.push_back({fmt::format("conv2d {}->{} {}x{} k{} s{}{}", c.cin, c.cout, c.hw, c.hw, c.k, c.s,
-                             c.groups > 1 ? " depthwise" : ""),
+                             c.groups == c.cin ? " depthwise"
+                             : c.groups > 1    ? fmt::format(" groups {}", c.groups)
+                                               : ""),
                  {8, c.cin, c.hw, c.hw},
                  {{"op", "conv2d"},
                   {"attrs",
@@ -150,7 +171,10 @@ std::vector<Probe> probes() {
                   {"params", {tensor("probe.weight", {c.cout, c.cin / c.groups, c.k, c.k})}}}});
   }
   // Norms, pooling, elementwise, softmax, attention.
-  for (auto [c, hw] : std::vector<std::pair<int, int>>{{16, 32}, {64, 16}, {256, 8}, {512, 2}})
+  // Batch norm at equal elements and at many channels of few pixels (the per-channel loops
+  // of late EfficientNet/MobileNet stages: op_cost_model.h).
+  for (auto [c, hw] : std::vector<std::pair<int, int>>{
+           {16, 32}, {64, 16}, {256, 8}, {512, 2}, {32, 64}, {96, 16}, {576, 4}, {1152, 2}})
     v.push_back({fmt::format("batch_norm {}x{}x{}", c, hw, hw),
                  {8, c, hw, hw},
                  {{"op", "batch_norm"},
@@ -185,17 +209,47 @@ std::vector<Probe> probes() {
   }
   for (std::int64_t e : {4096, 65536, 1048576}) {
     const json shape{8, e / 8};
-    for (const char* op : {"relu", "gelu", "dropout"}) {
+    for (const char* op : {"relu", "gelu", "dropout", "silu", "sigmoid", "relu6", "tanh"}) {
       json layer{{"op", op}, {"output", shape}};
       if (std::string(op) == "dropout") layer["attrs"] = {{"p", 0.1}};
       v.push_back({fmt::format("{} {}", op, e), shape, layer});
     }
-    Probe add{fmt::format("add {}", e), shape, {{"op", "add"}, {"output", shape}}};
-    add.layer_inputs = 2;
-    v.push_back(add);
+    for (const char* op : {"add", "mul"}) {
+      Probe two{fmt::format("{} {}", op, e), shape, {{"op", op}, {"output", shape}}};
+      two.layer_inputs = 2;
+      v.push_back(two);
+    }
+    // Ops without arithmetic: their work is the elements they move (op_cost_model.h).
+    Probe cat{fmt::format("concat {}", e),
+              shape,
+              {{"op", "concat"}, {"attrs", {{"dim", 1}}}, {"output", {8, e / 4}}}};
+    cat.layer_inputs = 2;
+    v.push_back(cat);
+    // ATen ops the captures record without a dedicated kind: the backend runs a stand-in
+    // of the same traffic (backend/layer_ops.cpp generic_forward), measured as such.
+    v.push_back({fmt::format("generic_elementwise {}", e),
+                 shape,
+                 {{"op", "generic_elementwise"},
+                  {"attrs", {{"aten", "aten.hardswish.default"}, {"flops_per_element", 4}}},
+                  {"output", shape}}});
+    v.push_back({fmt::format("generic_data_movement {}", e),
+                 shape,
+                 {{"op", "generic_data_movement"},
+                  {"attrs", {{"aten", "aten.clone.default"}}},
+                  {"output", shape}}});
     v.push_back({fmt::format("softmax {}", e),
                  shape,
                  {{"op", "softmax"}, {"attrs", {{"dim", -1}}}, {"output", shape}}});
+  }
+  // Views (no kernel; the layer execution's call and autograd boundary around them).
+  for (std::int64_t e : {4096, 262144}) {
+    v.push_back({fmt::format("reshape {}", e),
+                 {8, 16, e / 128},
+                 {{"op", "reshape"}, {"output", {8, e / 8}}}});
+    v.push_back(
+        {fmt::format("permute {}", e),
+         {8, 16, e / 128},
+         {{"op", "permute"}, {"attrs", {{"dims", {0, 2, 1}}}}, {"output", {8, e / 128, 16}}}});
   }
   for (auto [n, l, e, h] :
        std::vector<std::array<int, 4>>{{1, 128, 768, 12}, {4, 64, 256, 4}, {2, 256, 512, 8}}) {
@@ -251,10 +305,11 @@ std::vector<FamilyProbe> family_probes() {
     f.schedules = schedule::build_schedules(f.trace, {schedule::Ordering::Eager}, request);
     const int probed = p.loss ? int(f.trace.layers.size()) - 1 : 1;  // sorted: loss last
     for (const auto& op : f.schedules[0].ops) {
-      if (op.step != 1 || op.kernels == 0 || op.layer != probed) continue;
+      if (op.step != 1 || op.layer != probed) continue;
       const bool update = op.kind == schedule::OpKind::Update;
-      if (p.loss ? op.kind == schedule::OpKind::Loss : p.update == update)
-        f.families.push_back(compute::op_family(f.trace, f.schedules[0], op));
+      const std::string family = compute::op_family(f.trace, f.schedules[0], op);
+      if (!family.empty() && (p.loss ? op.kind == schedule::OpKind::Loss : p.update == update))
+        f.families.push_back(family);
     }
     f.probed_layer = probed;
     f.update = p.update;
@@ -276,47 +331,107 @@ compute::OpCostModel calibrate_op_costs(const exec::Machine& host, const FamilyP
     const workload::Trace& trace = p.trace;
     const auto& schedules = p.schedules;
     const auto& s = schedules[0];
-    ProfileOptions po;
-    po.threads = o.threads;
-    po.min_repeats = 3;
-    po.max_repeats = 15;
-    po.target_s = 0.02;
-    po.measure = [&](const schedule::Op& op) {
+    auto probed = [&](const schedule::Op& op) {
       if (op.layer != p.probed_layer) return false;
       if (p.loss) return op.kind == schedule::OpKind::Loss;
       return p.update == (op.kind == schedule::OpKind::Update);
     };
-    const exec::OpProfile profile =
-        profile_ops(trace, schedules, optimizer_config(p.optimizer), po);
-    for (const auto& measured : profile.ops) {
-      // The op of step 1 with this signature: its family, shape, FLOPs and kernels.
-      for (const auto& op : s.ops) {
-        if (op.step != 1 || op.kernels == 0) continue;
-        if (compute::op_signature(trace, s, op).key != measured.signature) continue;
+    // Each probed op's measured time: inside running steps of its probe (the default), or
+    // alone, repeated from the same state (`isolated`).
+    std::map<int, Tick> measured;  // op id in step 1 of `s` -> its time
+    if (o.in_step) {
+      RunOptions ro;
+      ro.threads = o.threads;
+      ro.warmup = 2;
+      ro.steps = ro.block = 12;
+      ro.min_cpu_ratio = 0;  // every step (few, short): the representative time is robust
+      const exec::OpProfile step =
+          profile_in_step(trace, p.optimizer, s.impl, schedule::Execution::Layers, ro);
+      for (const auto& op : s.ops)
+        if (op.step == 1 && probed(op))
+          if (const auto* e =
+                  step.find_in_step(std::string(schedule::to_string(op.kind)), op.layer))
+            measured[op.id] = e->median;
+    } else {
+      ProfileOptions po;
+      po.threads = o.threads;
+      po.min_repeats = 3;
+      po.max_repeats = 15;
+      po.target_s = 0.02;
+      po.views = true;
+      po.measure = probed;
+      const exec::OpProfile profile =
+          profile_ops(trace, schedules, optimizer_config(p.optimizer), po);
+      for (const auto& m : profile.ops)
+        for (const auto& op : s.ops)
+          if (op.step == 1 && probed(op) &&
+              compute::op_signature(trace, s, op).key == m.signature) {
+            measured[op.id] = m.median;
+            break;
+          }
+    }
+    for (const auto& [id, time] : measured) {
+      const schedule::Op& op = s.ops[std::size_t(id)];
+      const std::string family = compute::op_family(trace, s, op);
+      if (family.empty()) continue;
+      compute::CostPoint c;
+      c.kernels = op.kernels;
+      c.shape = compute::op_shape(trace, s, op);
+      c.flops = compute::cost_work(op, c.shape);
+      if (op.kernels == 0) {
+        // A view: no memory, no work; its measured time is the call alone.
+        c.flops = 0;
+        c.time_ns = std::max(1.0, to_ns(time));
+      } else {
         const auto solved =
-            exec::solve_compute_time(trace, s, op.id, host, sim, measured.median, 1e-2);
-        compute::CostPoint c;
-        c.flops = compute::cost_flops(op);
-        c.kernels = op.kernels;
-        c.shape = compute::op_shape(trace, s, op);
-        // What the op costs besides its memory: the machine's dispatch model and the solved
-        // compute (op_cost_model.h puts the fitted fixed part before the work).
+            o.in_step ? exec::solve_compute_in_schedule(trace, s, id, host, sim, time, 1e-2)
+                      : exec::solve_compute_time(trace, s, id, host, sim, time, 1e-2);
+        // What the op costs besides its memory: the machine's dispatch model and the
+        // solved compute (op_cost_model.h puts the fitted fixed part before the work).
         c.time_ns = std::max(
             1.0, to_ns(Tick(op.kernels) * host.compute.dispatch_overhead + solved.compute));
-        const std::string family = compute::op_family(trace, s, op);
-        points[family].push_back(c);
-        peaks[family] = compute::cost_peak(host.compute, trace, op, host.compute.threads_per_op);
-        break;
       }
+      points[family].push_back(c);
+      peaks[family] = compute::cost_peak(host.compute, trace, op, host.compute.threads_per_op);
     }
     ++done;
     if (o.progress) o.progress(done, int(grid.size()), p.what);
   }
   compute::OpCostModel model;
-  for (const auto& [family, pts] : points)
-    model.families.emplace(
-        family, compute::fit_family_cost(pts, peaks.at(family), family.rfind("update.", 0) == 0));
+  for (const auto& [family, pts] : points) {
+    compute::FitTerms terms;
+    terms.per_kernel = family.rfind("update.", 0) == 0;
+    terms.per_channel =
+        family.rfind("batch_norm.", 0) == 0 || family.rfind("conv2d_grouped.", 0) == 0;
+    model.families.emplace(family, compute::fit_family_cost(pts, peaks.at(family), terms));
+  }
+  add_default_families(model);
   return model;
+}
+
+void add_default_families(compute::OpCostModel& model) {
+  // The per-op cost of a family the grid lacks (an ATen op a capture records as its own
+  // kind later, a layer op added after this calibration): the median fixed cost of the
+  // calibrated elementwise-like families of the same kind. Their fixed part is the layer
+  // execution's per-op boundary (dispatch, autograd, allocation), which any op pays; GEMMs,
+  // updates, views and the loss are left out (their fixed parts hold other things).
+  std::map<std::string, std::vector<double>> fixed;
+  for (const auto& [name, f] : model.families) {
+    const auto dot = name.rfind('.');
+    const std::string op = name.substr(0, dot), kind = name.substr(dot + 1);
+    if (op == "linear" || op == "conv2d" || op == "conv2d_grouped" || op == "matmul" ||
+        op == "bmm" || op == "scaled_dot_product_attention" || op == "cross_entropy" ||
+        op == "view" || op == "default" || name.rfind("update.", 0) == 0)
+      continue;
+    fixed[kind].push_back(f.fixed_ns);
+  }
+  for (auto& [kind, v] : fixed) {
+    std::sort(v.begin(), v.end());
+    compute::FamilyCost d;
+    d.fixed_ns = v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+    d.points = static_cast<int>(v.size());
+    model.families["default." + kind] = d;
+  }
 }
 
 }  // namespace fusim::backend

@@ -7,10 +7,13 @@
 // (compute/cost_fit.h). No torch types here.
 //
 // The grid (family_probe.cpp): linear (rows x in x out, 12 shapes), conv2d (kernel 1, 3, 7;
-// stride 1, 2; 3 to 512 channels; 2x2 to 64x64 spatial, 10 shapes), depthwise conv2d (4),
-// each with F, Bx and Bw; batch and layer norm, max and average pooling, relu, gelu, add,
-// dropout, softmax, attention, cross-entropy (3-4 sizes each, F and Bx or L); and every
-// optimizer's update per implementation at 4 sizes (1 Ki to 2.4 Mi parameters). Each
+// stride 1, 2; 3 to 512 channels; 2x2 to 64x64 spatial, 10 shapes), depthwise and grouped
+// conv2d (3x3 and 5x5, 16 to 1152 channels, 10), each with F, Bx and Bw; batch norm (8
+// shapes, 16 to 1152 channels), layer norm, max and average pooling, relu, relu6, gelu,
+// silu, sigmoid, tanh, add, mul, dropout, softmax, concat, the generic elementwise and
+// data-movement stand-ins, attention, cross-entropy (3-4 sizes each, F and Bx or L), views
+// (reshape, permute: the call alone); and every optimizer's update per implementation at 4
+// sizes (1 Ki to 2.4 Mi parameters). Each
 // probe is a small trace: a trained layer norm (so that the probed layer's input needs a gradient),
 // the probed layer, flatten, a 4-class linear head and cross-entropy.
 #include <functional>
@@ -26,6 +29,15 @@ namespace fusim::backend {
 
 struct FamilyProbeOptions {
   int threads = 1;  // intra-op threads (the machine's threads_per_op)
+  // Measure each probed op inside running eager steps of its probe, as `fusim run` times
+  // ops (backend/op_profiler.h profile_in_step), and solve its compute on the simulated
+  // probe step (exec/compute_solver.h solve_compute_in_schedule); false: alone, repeated
+  // from the same state (profile_ops), solved on the op simulated alone. In a step an op
+  // pays what repetition hides: on a 2-core EPYC VM, resnet18's relu and add ops took 2.7-4x
+  // their isolated time inside its steps, its convolutions 1.1-1.3x (fusim profile
+  // --in-step against fusim profile, batch 8, 64x64): a model fitted to isolated times
+  // predicted steps 25-60% short.
+  bool in_step = true;
   // Called with (done, total, what) after each probe.
   std::function<void(int, int, const std::string&)> progress;
 };
@@ -43,8 +55,14 @@ struct FamilyProbe {
 // The whole grid, every probe parsed and scheduled (a malformed probe is a bug).
 std::vector<FamilyProbe> family_probes();
 
-// `host`: the calibrated machine without op_costs (caches, DRAM, peak rates).
+// `host`: the calibrated machine without op_costs (caches, DRAM, peak rates). The model
+// holds every probed family and the "default.<kind>" fallbacks (add_default_families).
 compute::OpCostModel calibrate_op_costs(const exec::Machine& host,
                                         const FamilyProbeOptions& options);
+
+// Adds "default.<kind>" to `model`: per kind (F, Bx, Bw), the median fixed_ns of its
+// elementwise-like families (not GEMM-like, update, view, loss or default ones), with
+// efficiency 1 (unused: such an op's compute stays the class-efficiency path's).
+void add_default_families(compute::OpCostModel& model);
 
 }  // namespace fusim::backend

@@ -109,7 +109,7 @@ exec::OpProfile measure_ops(const workload::Trace& trace,
   std::map<std::string, std::size_t> index;
   for (const auto& s : schedules)
     for (const auto& op : s.ops) {
-      if (op.kernels == 0 || op.layer < 0 || (o.measure && !o.measure(op))) continue;
+      if ((op.kernels == 0 && !o.views) || op.layer < 0 || (o.measure && !o.measure(op))) continue;
       const auto sig = compute::op_signature(trace, s, op);
       auto [it, fresh] = index.emplace(sig.key, needed.size());
       if (fresh) needed.push_back({sig.key, sig.description, {op.kind, op.layer}, 0});
@@ -131,7 +131,7 @@ exec::OpProfile measure_ops(const workload::Trace& trace,
   for (std::size_t i = step1; i < step2; ++i) {
     const schedule::Op& op = eager.ops[i];
     const Representative rep{op.kind, op.layer};
-    if (op.kernels == 0 || !wanted.count(rep) || measured.count(rep)) {
+    if ((op.kernels == 0 && !o.views) || !wanted.count(rep) || measured.count(rep)) {
       state.execute(op);
       continue;
     }

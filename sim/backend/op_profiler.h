@@ -35,6 +35,10 @@ struct ProfileOptions {
   std::int64_t evict_bytes = 0;
   // Which ops to measure (null: all); `fusim calibrate` measures only its probed layer's.
   std::function<bool(const schedule::Op&)> measure;
+  // Also time views (layer ops without a kernel: their call through the layer execution's
+  // autograd boundary); `fusim calibrate` fits "view.<kind>" from them. Profiles leave them
+  // out: simulate gives a view its calibrated call time, not a profile's.
+  bool views = false;
   // Called after each measured op with (done, total, description).
   std::function<void(int, int, const std::string&)> progress;
 };

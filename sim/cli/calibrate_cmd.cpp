@@ -24,6 +24,7 @@ namespace {
 
 struct CalibrateCmdOptions {
   std::string output, name = "host";  // output: default host.json where --machine finds it
+  std::string op_context = "step";    // where each probed op is timed (backend/family_probe.h)
   bool op_costs = true;
   OutputFormat format;
 };
@@ -62,6 +63,7 @@ void run_calibrate(CalibrateCmdOptions opt) {
     // reproduce the measured ones (backend/family_probe.h).
     backend::FamilyProbeOptions fo;
     fo.threads = host.compute.threads_per_op;
+    fo.in_step = opt.op_context == "step";
     // The shared progress reporter (core/progress.h): shapes measured, rate and ETA.
     std::unique_ptr<Progress> bar;
     int reported = 0;
@@ -76,6 +78,11 @@ void run_calibrate(CalibrateCmdOptions opt) {
     costs = backend::calibrate_op_costs(host, fo);
     if (bar) bar->finish();
     doc["compute"]["op_costs"] = compute::op_cost_model_json(costs);
+    doc["sources"]["compute.op_costs"] =
+        fo.in_step ? "each probed op timed inside 12 running eager steps of its probe (after 2 "
+                     "warm-up steps), its compute solved on the simulated probe step"
+                   : "each probed op timed alone, repeated from the same state, its compute "
+                     "solved on the op simulated alone";
     exec::parse_machine(doc, opt.output);
   }
   write_file_atomically(opt.output, doc.dump(2) + "\n", "-o");
@@ -98,12 +105,22 @@ void run_calibrate(CalibrateCmdOptions opt) {
   table.add_row(
       {"GEMM / conv", fmt::format("{:.1f} / {:.1f} GFLOP/s", c.ops.gemm / 1e9, c.ops.conv / 1e9)});
   table.add_row({"dispatch overhead", fmt::format("{:.0f} ns", c.ops.dispatch_ns)});
-  for (const auto& [family, f] : costs.families)
+  for (const auto& [family, f] : costs.families) {
+    const bool fixed_only = family.rfind("view.", 0) == 0 || family.rfind("default.", 0) == 0;
+    std::string terms =
+        f.per_kernel_ns > 0 ? fmt::format(" + {:.0f} ns/kernel", f.per_kernel_ns) : "";
+    if (f.per_channel_ns > 0) terms += fmt::format(" + {:.0f} ns/channel", f.per_channel_ns);
     table.add_row(
         {"op_costs." + family,
-         fmt::format("fixed {:.0f} ns{}, eff {:.3f}, fit error {:.1f}% over {} points", f.fixed_ns,
-                     f.per_kernel_ns > 0 ? fmt::format(" + {:.0f} ns/kernel", f.per_kernel_ns) : "",
-                     f.efficiency, f.fit_error_pct, f.points)});
+         family.rfind("default.", 0) == 0
+             ? fmt::format("fixed {:.0f} ns (median of {} families' fixed costs)", f.fixed_ns,
+                           f.points)
+         : fixed_only
+             ? fmt::format("fixed {:.0f} ns, fit error {:.1f}% over {} points", f.fixed_ns,
+                           f.fit_error_pct, f.points)
+             : fmt::format("fixed {:.0f} ns{}, eff {:.3f}, fit error {:.1f}% over {} points",
+                           f.fixed_ns, terms, f.efficiency, f.fit_error_pct, f.points)});
+  }
   print_result(opt.format, doc, table, {});  // no --csv: the machine file is a tree
 }
 
@@ -120,6 +137,12 @@ void add_calibrate_command(CLI::App& app) {
   cmd->add_flag("!--no-op-costs", opt->op_costs,
                 "Leave out the per-op-family costs (compute.op_costs): the op classes' "
                 "efficiencies and the dispatch overhead alone");
+  cmd->add_option("--op-context", opt->op_context,
+                  "Where each probed op is timed: step (inside running steps of its probe, as "
+                  "`run` times ops: what an op pays in a step, allocator and framework work "
+                  "between calls included) | isolated (alone, repeated from the same state)")
+      ->check(CLI::IsMember({"step", "isolated"}))
+      ->capture_default_str();
   add_output_flags(cmd, opt->format, false);
   cmd->callback([opt] { run_calibrate(*opt); });
 }

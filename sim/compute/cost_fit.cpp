@@ -25,11 +25,11 @@ double slowdown(const OpShape& s, const Halves& h) {
 }
 
 struct Linear {
-  double fixed = 0, per_kernel = 0, inv_eff = 1 / kMaxEfficiency;
+  double fixed = 0, per_kernel = 0, per_channel = 0, inv_eff = 1 / kMaxEfficiency;
   double rel_error = std::numeric_limits<double>::infinity();
 };
 
-// Solves the 3x3 (or smaller) system a x = b by Gaussian elimination with pivoting; false
+// Solves the NxN (or smaller) system a x = b by Gaussian elimination with pivoting; false
 // when singular.
 template <std::size_t N>
 bool solve(std::array<std::array<double, N>, N> a, std::array<double, N> b, std::size_t n,
@@ -55,29 +55,36 @@ bool solve(std::array<std::array<double, N>, N> a, std::array<double, N> b, std:
   return true;
 }
 
-// Weighted least squares (weights 1/t_i) of t = fixed + per_kernel*kernels + inv_eff*g for
-// one choice of halves, bounds by trying each combination of active bounds.
+// The fit's linear columns: fixed (1 per op), per_kernel (kernels), per_channel (channels),
+// inv_eff (g: the peak-efficiency time of the op's work).
+constexpr int kColumns = 4;
+
+// Weighted least squares (weights 1/t_i) of t = fixed + per_kernel*kernels +
+// per_channel*channels + inv_eff*g for one choice of halves, bounds by trying each
+// combination of active bounds (each subproblem's optimum on its face; the bounded optimum is
+// the best feasible one of them: the problem is a convex quadratic).
 Linear fit_linear(const std::vector<CostPoint>& pts, const std::vector<double>& g,
-                  bool per_kernel) {
+                  const FitTerms& terms) {
   Linear best;
-  // bit 0: fixed free (else 0); bit 1: per_kernel free (else 0); bit 2: inv_eff free (else
-  // at its bound 1/kMaxEfficiency).
-  for (int mask = 0; mask < 8; ++mask) {
-    if (!per_kernel && (mask & 2)) continue;
-    std::array<int, 3> col{};
+  // bit 0: fixed free (else 0); bit 1: per_kernel free (else 0); bit 2: per_channel free
+  // (else 0); bit 3: inv_eff free (else at its bound 1/kMaxEfficiency).
+  for (int mask = 0; mask < (1 << kColumns); ++mask) {
+    if (!terms.per_kernel && (mask & 2)) continue;
+    if (!terms.per_channel && (mask & 4)) continue;
+    std::array<int, kColumns> col{};
     std::size_t n = 0;
-    for (int c = 0; c < 3; ++c)
+    for (int c = 0; c < kColumns; ++c)
       if (mask & (1 << c)) col[n++] = c;
     const double inv_bound = 1 / kMaxEfficiency;
     auto x_of = [&](const CostPoint& p, std::size_t i, int c) {
-      return c == 0 ? 1.0 : c == 1 ? double(p.kernels) : g[i];
+      return c == 0 ? 1.0 : c == 1 ? double(p.kernels) : c == 2 ? double(p.shape.channels) : g[i];
     };
-    std::array<std::array<double, 3>, 3> a{};
-    std::array<double, 3> b{}, sol{};
+    std::array<std::array<double, kColumns>, kColumns> a{};
+    std::array<double, kColumns> b{}, sol{};
     for (std::size_t i = 0; i < pts.size(); ++i) {
       const double w = 1 / (pts[i].time_ns * pts[i].time_ns);
       // The bounded inv_eff moves to the right-hand side.
-      const double rhs = pts[i].time_ns - ((mask & 4) ? 0.0 : inv_bound * g[i]);
+      const double rhs = pts[i].time_ns - ((mask & 8) ? 0.0 : inv_bound * g[i]);
       for (std::size_t r = 0; r < n; ++r) {
         b[r] += w * x_of(pts[i], i, col[r]) * rhs;
         for (std::size_t c = 0; c < n; ++c)
@@ -86,19 +93,21 @@ Linear fit_linear(const std::vector<CostPoint>& pts, const std::vector<double>& 
     }
     Linear l;
     l.inv_eff = inv_bound;
-    if (n > 0 && !solve<3>(a, b, n, sol)) continue;
+    if (n > 0 && !solve<kColumns>(a, b, n, sol)) continue;
     bool feasible = true;
     for (std::size_t r = 0; r < n; ++r) {
       const double v = sol[r];
       if (col[r] == 0) l.fixed = v, feasible = feasible && v >= 0;
       if (col[r] == 1) l.per_kernel = v, feasible = feasible && v >= 0;
-      if (col[r] == 2) l.inv_eff = v, feasible = feasible && v >= inv_bound;
+      if (col[r] == 2) l.per_channel = v, feasible = feasible && v >= 0;
+      if (col[r] == 3) l.inv_eff = v, feasible = feasible && v >= inv_bound;
     }
     if (!feasible) continue;
     double err = 0;
     bool positive = true;
     for (std::size_t i = 0; i < pts.size(); ++i) {
-      const double t = l.fixed + l.per_kernel * pts[i].kernels + l.inv_eff * g[i];
+      const double t = l.fixed + l.per_kernel * pts[i].kernels +
+                       l.per_channel * double(pts[i].shape.channels) + l.inv_eff * g[i];
       if (t <= 0) {
         positive = false;
         break;
@@ -118,28 +127,29 @@ struct Trial {
   Linear l;
 };
 
-Trial evaluate(const std::vector<CostPoint>& pts, double peak, bool per_kernel, const Halves& h) {
+Trial evaluate(const std::vector<CostPoint>& pts, double peak, const FitTerms& terms,
+               const Halves& h) {
   std::vector<double> g;
   for (const auto& p : pts) g.push_back(double(p.flops) / peak * 1e9 * slowdown(p.shape, h));
-  return {h, fit_linear(pts, g, per_kernel)};
+  return {h, fit_linear(pts, g, terms)};
 }
 }  // namespace
 
 double model_time_ns(const FamilyCost& f, double peak, const CostPoint& p) {
-  double t = f.fixed_ns + f.per_kernel_ns * p.kernels;
+  double t = f.fixed_ns + f.per_kernel_ns * p.kernels + f.per_channel_ns * double(p.shape.channels);
   if (p.flops > 0) t += double(p.flops) / (peak * f.shape_efficiency(p.shape)) * 1e9;
   return t;
 }
 
-FamilyCost fit_family_cost(const std::vector<CostPoint>& pts, double peak, bool per_kernel) {
+FamilyCost fit_family_cost(const std::vector<CostPoint>& pts, double peak, const FitTerms& terms) {
   FUSIM_ASSERT(!pts.empty() && peak > 0, "points and a peak to fit");
   for (const auto& p : pts) FUSIM_ASSERT(p.time_ns > 0, "measured times > 0");
   const bool gemm = pts.front().shape.gemm;
   std::vector<double> grid{0};
   for (int e = 0; e <= 24; ++e) grid.push_back(std::ldexp(1.0, e));
-  Trial best = evaluate(pts, peak, per_kernel, {});
+  Trial best = evaluate(pts, peak, terms, {});
   auto consider = [&](const Halves& h) {
-    Trial t = evaluate(pts, peak, per_kernel, h);
+    Trial t = evaluate(pts, peak, terms, h);
     if (t.l.rel_error < best.l.rel_error - 1e-12) best = t;
   };
   if (gemm) {
@@ -169,6 +179,7 @@ FamilyCost fit_family_cost(const std::vector<CostPoint>& pts, double peak, bool 
   FamilyCost c;
   c.fixed_ns = best.l.fixed;
   c.per_kernel_ns = best.l.per_kernel;
+  c.per_channel_ns = best.l.per_channel;
   c.efficiency = 1 / best.l.inv_eff;
   c.half_m = best.h.m;
   c.half_n = best.h.n;

@@ -1,15 +1,17 @@
 #pragma once
 // Fitting one op family's calibrated cost (op_cost_model.h) to measured points:
 //
-//   t_i = fixed + per_kernel x kernels_i + flops_i / (peak x efficiency x prod_d s(d_i, h_d)),
+//   t_i = fixed + per_kernel x kernels_i + per_channel x channels_i
+//         + work_i / (peak x efficiency x prod_d s(d_i, h_d)),
 //   s(d, h) = d / (d + h),
 //
 // by least squares of the relative error sum_i ((t_i - T_i) / T_i)^2 against the measured
 // T_i (so a 20 us op weighs as much as a 20 ms one). The half-saturation sizes h_d are searched on
 // a log grid (0 and powers of 2 up to 2^24, then refined by quarter octaves); for each choice the
-// model is linear in (fixed, per_kernel, 1/efficiency), solved by weighted least squares with
-// fixed, per_kernel >= 0 and efficiency in (0, 2] (bounds by an active-set search over the
-// eight bound combinations). Deterministic: the same points give the same fit.
+// model is linear in (fixed, per_kernel, per_channel, 1/efficiency), solved by weighted least
+// squares with fixed, per_kernel, per_channel >= 0 and efficiency in (0, 2] (bounds by an
+// active-set search over the sixteen bound combinations). Deterministic: the same points give
+// the same fit.
 #include <cstdint>
 #include <vector>
 
@@ -18,16 +20,22 @@
 namespace fusim::compute {
 
 struct CostPoint {
-  double time_ns = 0;  // the op's cost to fit (serial + compute), > 0
-  std::int64_t flops = 0;
+  double time_ns = 0;      // the op's cost to fit (serial + compute), > 0
+  std::int64_t flops = 0;  // the op's work (op_cost_terms.h cost_work: FLOPs, or elements)
   int kernels = 1;
   OpShape shape;
 };
 
+// Which optional terms a family's fit has (each 0 otherwise).
+struct FitTerms {
+  bool per_kernel = false;   // optimizer updates, whose kernels vary with the impl and tensors
+  bool per_channel = false;  // batch norm and grouped convolutions (OpShape::channels)
+};
+
 // `peak`: FLOP/s of the cores the points ran on (ComputeConfig::peak_flops_per_second).
-// `per_kernel`: fit a per-kernel cost (optimizer updates, whose kernels vary with the
-// implementation and the layer's tensors); else it is 0. points non-empty.
-FamilyCost fit_family_cost(const std::vector<CostPoint>& points, double peak, bool per_kernel);
+// points non-empty.
+FamilyCost fit_family_cost(const std::vector<CostPoint>& points, double peak,
+                           const FitTerms& terms = {});
 
 // The model's time in ns for a point (what fit_family_cost fits).
 double model_time_ns(const FamilyCost& family, double peak, const CostPoint& point);

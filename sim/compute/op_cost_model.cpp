@@ -40,7 +40,13 @@ const FamilyCost* OpCostModel::find(const std::string& family) const {
 
 std::string op_family(const workload::Trace& trace, const schedule::Schedule& schedule,
                       const schedule::Op& op) {
-  if (op.kernels == 0) return "";
+  if (op.kernels == 0) {
+    // A view runs no kernel, but the layer execution still calls it through an autograd
+    // boundary (backend/training_state.cpp); a parameter layer's ops are not calls at all.
+    const bool view = op.kind != OpKind::Update && op.layer >= 0 &&
+                      trace.layers.at(std::size_t(op.layer)).op != workload::OpKind::Parameter;
+    return view ? fmt::format("view.{}", schedule::to_string(op.kind)) : "";
+  }
   if (op.kind == OpKind::Update)
     return fmt::format("update.{}.{}", schedule.optimizer, schedule::to_string(schedule.impl));
   std::string name(workload::to_string(op.layer_op));
@@ -68,8 +74,15 @@ OpShape op_shape(const workload::Trace& trace, const schedule::Schedule& schedul
     return s;
   }
   s.elements = largest / std::max(1, elem);
-  if (op.layer < 0 || !gemm_like(op.layer_op) || op.kind == OpKind::Update) return s;
+  if (op.layer < 0) return s;
   const auto& layer = trace.layers.at(std::size_t(op.layer));
+  if (layer.op == workload::OpKind::BatchNorm) {
+    const auto& x = workload::input_shape(trace, layer.inputs.at(0));
+    s.channels = x.size() > 1 ? x[1] : 1;
+  }
+  if (layer.op == workload::OpKind::Conv2d && layer.attrs.groups > 1)
+    s.channels = layer.attrs.groups;
+  if (!gemm_like(op.layer_op)) return s;
   s.gemm = true;
   if (op.layer_op == workload::OpKind::Linear || op.layer_op == workload::OpKind::Conv2d) {
     const GemmDims d = gemm_dims(trace, layer);
@@ -98,19 +111,29 @@ OpShape op_shape(const workload::Trace& trace, const schedule::Schedule& schedul
   return s;
 }
 
-OpCost family_cost(const FamilyCost& f, double peak, std::int64_t flops, int kernels,
+OpCost family_cost(const FamilyCost& f, double peak, std::int64_t work, int kernels,
                    const OpShape& shape) {
   OpCost c;
   c.serial = ns(f.fixed_ns + f.per_kernel_ns * kernels);
-  if (flops > 0 && peak > 0)
-    c.compute = static_cast<Tick>(double(flops) / (peak * f.shape_efficiency(shape)) * 1e12 + 0.5);
+  double compute_ps = f.per_channel_ns * 1e3 * double(shape.channels);
+  if (work > 0 && peak > 0) compute_ps += double(work) / (peak * f.shape_efficiency(shape)) * 1e12;
+  c.compute = static_cast<Tick>(compute_ps + 0.5);
   return c;
+}
+
+std::string default_family(const schedule::Op& op) {
+  return fmt::format("default.{}", schedule::to_string(op.kind));
 }
 
 std::int64_t cost_flops(const schedule::Op& op) {
   std::int64_t flops = 0;
   for (const auto& p : op.passes) flops += p.flops;
   return flops > 0 ? flops : op.flops;
+}
+
+std::int64_t cost_work(const schedule::Op& op, const OpShape& shape) {
+  const std::int64_t flops = cost_flops(op);
+  return flops > 0 || op.kind == OpKind::Update ? flops : shape.elements;
 }
 
 double cost_peak(const ComputeConfig& compute, const workload::Trace& trace, const schedule::Op& op,
@@ -125,10 +148,21 @@ std::optional<OpCost> calibrated_cost(const ComputeConfig& compute, const worklo
                                       const schedule::Schedule& schedule, const schedule::Op& op,
                                       int units) {
   if (compute.op_costs.families.empty()) return std::nullopt;
-  const FamilyCost* f = compute.op_costs.find(op_family(trace, schedule, op));
-  if (!f) return std::nullopt;
-  return family_cost(*f, cost_peak(compute, trace, op, units), cost_flops(op), op.kernels,
-                     op_shape(trace, schedule, op));
+  const std::string family = op_family(trace, schedule, op);
+  if (family.empty()) return std::nullopt;
+  if (const FamilyCost* f = compute.op_costs.find(family)) {
+    const OpShape shape = op_shape(trace, schedule, op);
+    return family_cost(*f, cost_peak(compute, trace, op, units), cost_work(op, shape), op.kernels,
+                       shape);
+  }
+  // Views have no work to fall back on; any other op takes its kind's per-op cost.
+  if (op.kernels == 0 || op.kind == OpKind::Update) return std::nullopt;
+  const FamilyCost* d = compute.op_costs.find(default_family(op));
+  if (!d) return std::nullopt;
+  OpCost c;
+  c.serial = ns(d->fixed_ns);
+  c.has_compute = false;
+  return c;
 }
 
 OpCostModel parse_op_cost_model(const JsonView& v) {
@@ -137,14 +171,18 @@ OpCostModel parse_op_cost_model(const JsonView& v) {
   for (const auto& key : v.keys()) {
     JsonView f = v.at(key);
     f.require_object();
-    f.reject_unknown_keys({"fixed_ns", "per_kernel_ns", "efficiency", "half_m", "half_n", "half_k",
-                           "half_elements", "fit_error_pct", "points"});
+    f.reject_unknown_keys({"fixed_ns", "per_kernel_ns", "per_channel_ns", "efficiency", "half_m",
+                           "half_n", "half_k", "half_elements", "fit_error_pct", "points"});
     if (key.empty() || key.find('.') == std::string::npos)
-      f.fail("a family named <layer op>.<F|Bx|Bw|L> or update.<optimizer>.<impl>");
+      f.fail(
+          "a family named <layer op>.<F|Bx|Bw|L>, update.<optimizer>.<impl>, view.<kind> or "
+          "default.<kind>");
     FamilyCost c;
     c.fixed_ns = f.at("fixed_ns").as_number_in(0, 1e9);
     c.per_kernel_ns = f.get_number("per_kernel_ns", 0);
     if (c.per_kernel_ns < 0) f.at("per_kernel_ns").fail_got("a time in ns >= 0");
+    c.per_channel_ns = f.get_number("per_channel_ns", 0);
+    if (c.per_channel_ns < 0) f.at("per_channel_ns").fail_got("a time in ns >= 0");
     // Above 1: FLOPs are the mathematical count (workload/cost.h), and a convolution
     // algorithm may do fewer (Winograd), so the achieved rate can pass the FMA peak.
     c.efficiency = f.at("efficiency").as_number();
@@ -175,6 +213,7 @@ nlohmann::json op_cost_model_json(const OpCostModel& m) {
   for (const auto& [name, c] : m.families) {
     nlohmann::json f{{"fixed_ns", round(c.fixed_ns, 4)}, {"efficiency", round(c.efficiency, 4)}};
     if (c.per_kernel_ns > 0) f["per_kernel_ns"] = round(c.per_kernel_ns, 4);
+    if (c.per_channel_ns > 0) f["per_channel_ns"] = round(c.per_channel_ns, 4);
     if (c.half_m > 0) f["half_m"] = round(c.half_m, 3);
     if (c.half_n > 0) f["half_n"] = round(c.half_n, 3);
     if (c.half_k > 0) f["half_k"] = round(c.half_k, 3);

@@ -5,8 +5,16 @@
 //
 //   serial  = fixed + per_kernel x kernels                       (dispatch, autograd boundary,
 //                                                                 allocation: runs before work)
-//   compute = flops / (peak(op class, dtype, cores) x eff(shape))  (overlaps the op's memory)
+//   compute = work / (peak(op class, dtype, cores) x eff(shape))  (overlaps the op's memory)
+//             + per_channel x channels
 //   eff     = efficiency x prod_d  d / (d + half_d)
+//
+// `work` is the op's FLOPs, or for ops without arithmetic (concat, copies, gathers) the
+// elements of its largest tensor: their cost grows with what they move, and a FLOP count of 0
+// would leave only the fixed part. `channels` is the number of independent per-channel loops
+// of batch norm (C) and grouped convolutions (groups): oneDNN and ATen's batch-norm kernels
+// run one reduction per channel, so 512 channels of 2x2 cost ~4x 16 channels of 32x32 at a
+// quarter of the elements (measured by `fusim calibrate` on a 2-core EPYC VM: Bx 171 vs 39 us).
 //
 // with d the per-group GEMM's m, n and k for GEMM-like families (linear, conv2d, matmul,
 // bmm, attention) and the op's element count for the others: a saturating efficiency, low
@@ -19,8 +27,14 @@
 // A family is "<layer op>.<kind>" ("conv2d.F", "linear.Bw", "cross_entropy.L"; grouped and
 // depthwise convolutions are "conv2d_grouped.*", run by different oneDNN kernels) or
 // "update.<optimizer>.<impl>" ("update.adam.foreach"). An op whose family the file does not
-// have keeps the class-efficiency path (compute.efficiency, dispatch_overhead_ns), which
-// is all that presets of machines that exist only on paper use.
+// have takes the fixed cost of its kind's "default.<kind>" family where the file has one
+// (calibrate fits it over every elementwise-like family: the per-op boundary cost of the
+// layer-by-layer execution, which a family the grid lacks pays too) and its compute from
+// the class-efficiency path (compute.efficiency); without one, the class-efficiency path
+// and dispatch_overhead_ns alone, which is all that presets of machines that exist only on
+// paper use. A view (reshape, flatten, permute: no kernel) costs "view.<kind>"'s fixed time
+// where the file has it (the layer execution's autograd boundary around a metadata-only op),
+// else nothing.
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -40,12 +54,14 @@ struct OpShape {
   bool gemm = false;
   std::int64_t m = 0, n = 0, k = 0;  // GEMM-like: the per-group GEMM of this op kind
   std::int64_t elements = 0;         // others: elements of the op's largest tensor
+  std::int64_t channels = 0;         // per-channel loops (batch_norm: C; grouped conv: groups)
 };
 
 struct FamilyCost {
-  double fixed_ns = 0;       // per op
-  double per_kernel_ns = 0;  // per kernel the op launches (optimizer loops: per tensor op)
-  double efficiency = 1;     // asymptotic fraction of peak, in (0, 2] (see SCHEMA.md)
+  double fixed_ns = 0;        // per op
+  double per_kernel_ns = 0;   // per kernel the op launches (optimizer loops: per tensor op)
+  double per_channel_ns = 0;  // per channel loop (OpShape::channels), part of the compute
+  double efficiency = 1;      // asymptotic fraction of peak, in (0, 2] (see SCHEMA.md)
   // Half-saturation sizes (0: that size does not limit the efficiency).
   double half_m = 0, half_n = 0, half_k = 0, half_elements = 0;
   // As fitted, for reports: mean |relative error| of the fit in percent, and points.
@@ -61,26 +77,31 @@ struct OpCostModel {
   const FamilyCost* find(const std::string& family) const;
 };
 
-// The family name of a schedule op, as above ("" for views: nothing runs).
+// The family name of a schedule op, as above: "view.<kind>" for a layer op with no kernel
+// (a view), "" for a parameter layer's ops (nothing runs).
 std::string op_family(const workload::Trace& trace, const schedule::Schedule& schedule,
                       const schedule::Op& op);
 OpShape op_shape(const workload::Trace& trace, const schedule::Schedule& schedule,
                  const schedule::Op& op);
 
 // An op's cost by the calibrated model: serial (before its work) and compute (spread over
-// its passes by their FLOPs).
+// its passes by their FLOPs). `has_compute` false: only the serial part is calibrated (a
+// "default.<kind>" fallback), the compute stays the class-efficiency path's.
 struct OpCost {
   Tick serial = 0, compute = 0;
+  bool has_compute = true;
 };
-// nullopt when the machine has no model for the op's family (then the class-efficiency
-// path applies).
+// nullopt when the machine has no model for the op's family nor its kind's default (then
+// the class-efficiency path applies).
 std::optional<OpCost> calibrated_cost(const ComputeConfig& compute, const workload::Trace& trace,
                                       const schedule::Schedule& schedule, const schedule::Op& op,
                                       int units);
-// The formula, for a family and an op's FLOPs, kernels and shape, with the peak FLOP/s of
-// the cores it runs on.
-OpCost family_cost(const FamilyCost& family, double peak_flops_per_second, std::int64_t flops,
+// The formula, for a family and an op's work (cost_work), kernels and shape, with the peak
+// FLOP/s of the cores it runs on.
+OpCost family_cost(const FamilyCost& family, double peak_flops_per_second, std::int64_t work,
                    int kernels, const OpShape& shape);
+// The fallback family of an op kind ("default.F"), for families a machine file lacks.
+std::string default_family(const schedule::Op& op);
 
 // Strict reading of "compute.op_costs" ({"<family>": {...}, ...}).
 OpCostModel parse_op_cost_model(const JsonView& section);

@@ -12,8 +12,12 @@
 namespace fusim::compute {
 
 struct ComputeConfig;
+struct OpShape;
 
 std::int64_t cost_flops(const schedule::Op& op);
+// What the calibrated formula divides by the peak (op_cost_model.h): the FLOPs, or for an op
+// without arithmetic the elements of its largest tensor (`shape.elements`).
+std::int64_t cost_work(const schedule::Op& op, const OpShape& shape);
 double cost_peak(const ComputeConfig& compute, const workload::Trace& trace, const schedule::Op& op,
                  int units);
 

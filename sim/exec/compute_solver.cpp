@@ -43,15 +43,16 @@ Tick simulate_isolated(const workload::Trace& trace, const schedule::Schedule& i
   return last.end - last.start;
 }
 
-SolvedCompute solve_compute_time(const workload::Trace& trace, const schedule::Schedule& schedule,
-                                 int op, const Machine& machine, const SimOptions& options,
-                                 Tick measured, double rel_tolerance) {
+namespace {
+// Regula falsi (Illinois) for sim(c) = measured on c in [0, measured]: sim is
+// non-decreasing in c and sim(c) >= c (the op's compute alone runs that long).
+template <typename Sim>
+SolvedCompute solve_for(Tick measured, double rel_tolerance, Sim&& simulate_at) {
   FUSIM_ASSERT(measured >= 0, "a measured time >= 0");
-  const schedule::Schedule iso = isolated_schedule(schedule, op, kIsolationRepeats);
   SolvedCompute out;
   auto sim = [&](Tick c) {
     ++out.simulations;
-    return simulate_isolated(trace, iso, machine, options, c);
+    return simulate_at(c);
   };
   const Tick tolerance = std::max<Tick>(ns(1), Tick(double(measured) * rel_tolerance));
   Tick lo = 0, f_lo = sim(0) - measured;
@@ -87,6 +88,31 @@ SolvedCompute solve_compute_time(const workload::Trace& trace, const schedule::S
   out.simulated = measured + best_f;
   out.exact = std::abs(best_f) <= tolerance;
   return out;
+}
+}  // namespace
+
+SolvedCompute solve_compute_time(const workload::Trace& trace, const schedule::Schedule& schedule,
+                                 int op, const Machine& machine, const SimOptions& options,
+                                 Tick measured, double rel_tolerance) {
+  const schedule::Schedule iso = isolated_schedule(schedule, op, kIsolationRepeats);
+  return solve_for(measured, rel_tolerance,
+                   [&](Tick c) { return simulate_isolated(trace, iso, machine, options, c); });
+}
+
+SolvedCompute solve_compute_in_schedule(const workload::Trace& trace,
+                                        const schedule::Schedule& schedule, int op,
+                                        const Machine& machine, const SimOptions& options,
+                                        Tick measured, double rel_tolerance) {
+  FUSIM_ASSERT(op >= 0 && op < int(schedule.ops.size()), "an op of the schedule");
+  SimOptions o = options;
+  o.progress = nullptr;
+  o.op_compute.assign(schedule.ops.size(), -1);
+  return solve_for(measured, rel_tolerance, [&](Tick c) {
+    o.op_compute[std::size_t(op)] = c;
+    const RunResult r = simulate(trace, schedule, machine, o);
+    const OpTiming& t = r.per_op[std::size_t(op)];
+    return t.end - t.start;
+  });
 }
 
 }  // namespace fusim::exec

@@ -52,4 +52,15 @@ SolvedCompute solve_compute_time(const workload::Trace& trace, const schedule::S
                                  int op, const Machine& machine, const SimOptions& options,
                                  Tick measured, double rel_tolerance = 1e-4);
 
+// The same split for an op measured inside a step: the c for which op `op`, simulated in
+// `schedule` as it stands (its step's other ops before and after it, so the cache state and
+// contention it met), takes `measured` from its start to its end. `fusim calibrate` measures
+// its probes' ops inside their probe's running steps (backend/family_probe.h), where an op
+// pays what isolation hides (the allocator, the framework's work between calls, cold code);
+// the simulated step gives the memory part of that context, c the rest.
+SolvedCompute solve_compute_in_schedule(const workload::Trace& trace,
+                                        const schedule::Schedule& schedule, int op,
+                                        const Machine& machine, const SimOptions& options,
+                                        Tick measured, double rel_tolerance = 1e-4);
+
 }  // namespace fusim::exec

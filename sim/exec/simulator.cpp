@@ -159,12 +159,14 @@ void Simulator::start(int id) {
                                                       ? machine_.compute.units
                                                       : machine_.compute.threads_per_op)) {
     s.program.serial = cost->serial;
-    compute::set_compute_time(s.program, cost->compute);
+    if (cost->has_compute) compute::set_compute_time(s.program, cost->compute);
   }
-  if (op.kernels == 0) {  // a view: no kernel, no memory; only a profile's delay, if any
-    const Tick delay = static_cast<std::size_t>(id) < options_.op_delay.size()
-                           ? options_.op_delay[static_cast<std::size_t>(id)]
-                           : 0;
+  const bool gpu = machine_.kind == compute::UnitKind::Gpu;
+  if (op.kernels == 0) {  // a view: no kernel, no memory; its calibrated call and a profile's delay
+    Tick delay = static_cast<std::size_t>(id) < options_.op_delay.size()
+                     ? options_.op_delay[static_cast<std::size_t>(id)]
+                     : 0;
+    if (!gpu && s.program.serial > 0) delay += s.program.serial;
     if (delay > 0) {
       queue_.schedule_in(delay, Priority::Compute, [this, id] { finish(id); });
     } else {
@@ -177,7 +179,6 @@ void Simulator::start(int id) {
   for (int c : s.cores) s.dram_at_start += tap_->bytes_of(c);
   // CPU: a calibrated serial part (op_costs) replaces the dispatch model; GPU: the
   // launcher pays dispatch, so a GPU's serial part is 0 here too.
-  const bool gpu = machine_.kind == compute::UnitKind::Gpu;
   Tick dispatch = !gpu && s.program.serial >= 0 ? s.program.serial : units_.dispatch_time(op);
   if (static_cast<std::size_t>(id) < options_.op_delay.size())
     dispatch += options_.op_delay[static_cast<std::size_t>(id)];

@@ -18,8 +18,8 @@ TEST_CASE("the calibration grid: valid probes covering every family") {
     INFO(p.what);
     REQUIRE(p.schedules.size() == 1);
     CHECK_FALSE(p.families.empty());
-    // A layer probe measures F, Bx and Bw (the layer norm before it makes its input need a
-    // gradient; linear and conv2d have weights); an update or loss probe one op.
+    // A layer probe measures F, Bx and Bw where it has weights (the layer norm before it
+    // makes its input need a gradient); an update or loss probe one op.
     if (p.update || p.loss) CHECK(p.families.size() == 1);
     for (const auto& f : p.families) ++points[f];
   }
@@ -30,17 +30,71 @@ TEST_CASE("the calibration grid: valid probes covering every family") {
     }
   CHECK(points["linear.F"] == 12);
   CHECK(points["conv2d.F"] == 10);  // 7x7 stem, 3x3 at every stage, strided, 1x1
-  for (const char* f : {"batch_norm.F", "batch_norm.Bx", "layer_norm.F", "max_pool2d.F",
-                        "max_pool2d.Bx", "avg_pool2d.F", "adaptive_avg_pool2d.F", "relu.F",
-                        "relu.Bx", "gelu.F", "add.F", "dropout.F", "softmax.F",
-                        "scaled_dot_product_attention.F", "scaled_dot_product_attention.Bx"}) {
+  for (const char* f : {"batch_norm.F",
+                        "batch_norm.Bx",
+                        "layer_norm.F",
+                        "max_pool2d.F",
+                        "max_pool2d.Bx",
+                        "avg_pool2d.F",
+                        "adaptive_avg_pool2d.F",
+                        "relu.F",
+                        "relu.Bx",
+                        "gelu.F",
+                        "add.F",
+                        "dropout.F",
+                        "softmax.F",
+                        "scaled_dot_product_attention.F",
+                        "scaled_dot_product_attention.Bx",
+                        "silu.F",
+                        "silu.Bx",
+                        "sigmoid.F",
+                        "relu6.Bx",
+                        "tanh.F",
+                        "mul.F",
+                        "mul.Bx",
+                        "concat.F",
+                        "concat.Bx",
+                        "generic_elementwise.F",
+                        "generic_data_movement.Bx"}) {
     INFO(f);
     CHECK(points[f] >= 3);
   }
+  // Batch norm spans channels at equal elements (its per-channel term); views are measured
+  // for their call alone (reshape and permute, two sizes each).
+  CHECK(points["batch_norm.Bx"] == 8);
+  CHECK(points["view.F"] == 4);
+  CHECK(points["view.Bx"] == 4);
   CHECK(points["cross_entropy.L"] == 4);
   for (const auto& opt : backend::optimizer_names())
     for (const char* impl : {"loop", "foreach", "fused"}) {
       INFO(opt << " " << impl);
       CHECK(points["update." + opt + "." + impl] == 4);  // 4 sizes
     }
+}
+
+TEST_CASE("default.<kind>: the median fixed cost of the elementwise-like families of a kind") {
+  compute::OpCostModel model;
+  auto fixed = [](double ns) {
+    compute::FamilyCost f;
+    f.fixed_ns = ns;
+    return f;
+  };
+  model.families = {{"relu.F", fixed(1000)},
+                    {"gelu.F", fixed(3000)},
+                    {"add.F", fixed(2000)},
+                    {"relu.Bx", fixed(4000)},
+                    {"batch_norm.Bx", fixed(6000)},
+                    // Not elementwise-like: GEMMs, updates, views, the loss.
+                    {"linear.F", fixed(50000)},
+                    {"conv2d_grouped.Bx", fixed(90000)},
+                    {"update.adam.foreach", fixed(20000)},
+                    {"view.F", fixed(10)},
+                    {"cross_entropy.L", fixed(7000)}};
+  backend::add_default_families(model);
+  REQUIRE(model.find("default.F"));
+  CHECK(model.find("default.F")->fixed_ns == 2000);  // median of 1000, 2000, 3000
+  CHECK(model.find("default.F")->points == 3);
+  CHECK(model.find("default.Bx")->fixed_ns == 5000);  // mean of the middle two
+  CHECK(model.find("default.Bw") == nullptr);
+  CHECK(model.find("default.L") == nullptr);
 }

@@ -9,6 +9,7 @@
 #include "compute/access_program.h"
 #include "compute/cost_fit.h"
 #include "compute/op_cost_model.h"
+#include "compute/op_cost_terms.h"
 #include "compute/op_signature.h"
 #include "core/error.h"
 #include "exec/compute_solver.h"
@@ -111,7 +112,7 @@ TEST_CASE("cost fit: recovers a GEMM family's fixed cost, efficiency and half si
         p.time_ns = compute::model_time_ns(truth, peak, p);
         points.push_back(p);
       }
-  const auto fit = compute::fit_family_cost(points, peak, false);
+  const auto fit = compute::fit_family_cost(points, peak);
   CHECK(fit.fixed_ns == Approx(5000).epsilon(1e-3));
   CHECK(fit.efficiency == Approx(0.6).epsilon(1e-3));
   CHECK(fit.half_m == Approx(64).epsilon(1e-3));
@@ -138,7 +139,7 @@ TEST_CASE("cost fit: recovers an update family's per-kernel cost and efficiency"
       p.time_ns = compute::model_time_ns(truth, peak, p);
       points.push_back(p);
     }
-  const auto fit = compute::fit_family_cost(points, peak, true);
+  const auto fit = compute::fit_family_cost(points, peak, {/*per_kernel=*/true});
   CHECK(fit.fixed_ns == Approx(2000).epsilon(1e-3));
   CHECK(fit.per_kernel_ns == Approx(800).epsilon(1e-3));
   CHECK(fit.efficiency == Approx(0.3).epsilon(1e-3));
@@ -150,10 +151,43 @@ TEST_CASE("cost fit: recovers an update family's per-kernel cost and efficiency"
   truth.half_elements = 16384;
   for (auto& p : points)
     p.flops = 12 * p.shape.elements, p.time_ns = compute::model_time_ns(truth, peak, p);
-  const auto same = compute::fit_family_cost(points, peak, true);
+  const auto same = compute::fit_family_cost(points, peak, {/*per_kernel=*/true});
   CHECK(same.half_elements == 0);
   CHECK(same.fixed_ns == Approx(2000 + 12 * 16384 / (peak * 0.3) * 1e9).epsilon(1e-3));
   CHECK(same.fit_error_pct < 0.01);
+}
+
+TEST_CASE("cost fit: recovers a per-channel cost beside the fixed cost and efficiency") {
+  // Batch norm's shape: at equal elements, more channels cost more (op_cost_model.h).
+  compute::FamilyCost truth;
+  truth.fixed_ns = 3000;
+  truth.per_channel_ns = 40;
+  truth.efficiency = 0.05;
+  const double peak = 2e11;
+  std::vector<compute::CostPoint> points;
+  for (std::int64_t c : {16, 64, 256, 1152})
+    for (std::int64_t hw : {4, 64, 1024}) {
+      compute::CostPoint p;
+      p.shape.channels = c;
+      p.shape.elements = 8 * c * hw;
+      p.flops = 4 * p.shape.elements;
+      p.time_ns = compute::model_time_ns(truth, peak, p);
+      points.push_back(p);
+    }
+  // By hand, c = 1152, hw = 4: 3000 + 40 x 1152 + 4 x (8 x 1152 x 4) / (2e11 x 0.05) x 1e9
+  // = 3000 + 46080 + 14745.6 = 63825.6 ns.
+  CHECK(points[9].time_ns == Approx(63825.6).epsilon(1e-9));
+  compute::FitTerms terms;
+  terms.per_channel = true;
+  const auto fit = compute::fit_family_cost(points, peak, terms);
+  CHECK(fit.fixed_ns == Approx(3000).epsilon(1e-3));
+  CHECK(fit.per_channel_ns == Approx(40).epsilon(1e-3));
+  CHECK(fit.efficiency == Approx(0.05).epsilon(1e-3));
+  CHECK(fit.per_kernel_ns == 0);
+  CHECK(fit.fit_error_pct < 0.01);
+  // Without the term the same points cannot be fitted: channels cost is not proportional
+  // to the elements.
+  CHECK(compute::fit_family_cost(points, peak).fit_error_pct > 5);
 }
 
 TEST_CASE("cost fit: noisy points give a fit error of the noise's size") {
@@ -167,7 +201,7 @@ TEST_CASE("cost fit: noisy points give a fit error of the noise's size") {
     p.time_ns = i % 2 ? 1100 : 900;
     points.push_back(p);
   }
-  const auto fit = compute::fit_family_cost(points, 1e10, false);
+  const auto fit = compute::fit_family_cost(points, 1e10);
   const double f = (1 / 900.0 + 1 / 1100.0) / (1 / (900.0 * 900.0) + 1 / (1100.0 * 1100.0));
   CHECK(fit.fixed_ns == Approx(f).epsilon(1e-9));
   CHECK(fit.fit_error_pct ==
@@ -218,6 +252,87 @@ TEST_CASE("a calibrated family and a profile's compute time reach the op, by han
   // A family the machine lacks keeps the class-efficiency path.
   doc["compute"]["op_costs"] = {{"linear.F", {{"fixed_ns", 1000}, {"efficiency", 0.5}}}};
   CHECK(exec::simulate(trace, s, machine(doc), no_warmup()).per_op[0].end == ns(113));
+}
+
+TEST_CASE("a family the machine lacks takes its kind's default per-op cost") {
+  const auto trace = mlp();
+  const auto s = one_relu(200);
+  nlohmann::json doc = test::defaults::tiny_cpu().json();
+  // default.F: 500 ns before the work; the compute stays the class path's (113 ns, as in the
+  // case above): 613 ns. default.Bx does not apply to a forward op.
+  doc["compute"]["op_costs"] = {{"linear.F", {{"fixed_ns", 1000}, {"efficiency", 0.5}}},
+                                {"default.F", {{"fixed_ns", 500}, {"efficiency", 1}}},
+                                {"default.Bx", {{"fixed_ns", 9000}, {"efficiency", 1}}}};
+  const auto m = exec::parse_machine(doc, "tiny.json");
+  CHECK(compute::default_family(s.ops[0]) == "default.F");
+  CHECK(exec::simulate(trace, s, m, no_warmup()).per_op[0].end == ns(613));
+}
+
+TEST_CASE("a view costs its kind's calibrated call, and nothing without one") {
+  // fc1 -> reshape -> flatten -> fc2 -> loss: the reshape and the flatten are views.
+  const auto trace = workload::parse_trace(nlohmann::json::parse(R"(
+ {"format":"fusim-trace","version":1,"model":"v","batch":2,"dtype":"float32","source":"test",
+  "inputs":[{"name":"input","shape":[2,4]},{"name":"target","shape":[2],"dtype":"int64"}],
+  "layers":[
+   {"id":0,"name":"fc1","op":"linear","inputs":["input"],"output":[2,8],
+    "params":[{"name":"fc1.weight","shape":[8,4]}]},
+   {"id":1,"name":"r","op":"reshape","inputs":[0],"output":[2,2,4]},
+   {"id":2,"name":"fl","op":"flatten","inputs":[1],"output":[2,8]},
+   {"id":3,"name":"fc2","op":"linear","inputs":[2],"output":[2,3],
+    "params":[{"name":"fc2.weight","shape":[3,8]}]},
+   {"id":4,"name":"loss","op":"cross_entropy","inputs":[3,"target"],"output":[]}]})"),
+                                           "v.json");
+  schedule::ScheduleOptions so;
+  so.optimizer = "sgd";
+  so.steps = 1;
+  const auto s = schedule::build_schedule(trace, so);
+  nlohmann::json doc = test::defaults::tiny_cpu().json();
+  auto view_times = [&](const nlohmann::json& d) {
+    const auto r = exec::simulate(trace, s, exec::parse_machine(d, "tiny.json"), no_warmup());
+    std::vector<std::pair<std::string, Tick>> out;
+    for (const auto& op : s.ops)
+      if (op.layer == 1 || op.layer == 2) {
+        CHECK(op.kernels == 0);
+        const auto& t = r.per_op[std::size_t(op.id)];
+        out.emplace_back(compute::op_family(trace, s, op), t.end - t.start);
+      }
+    return out;
+  };
+  // Two views, each with an F and a Bx op.
+  const auto none = view_times(doc);
+  REQUIRE(none.size() == 4);
+  for (const auto& [family, t] : none) {
+    CHECK((family == "view.F" || family == "view.Bx"));
+    CHECK(t == 0);
+  }
+  doc["compute"]["op_costs"] = {{"view.F", {{"fixed_ns", 700}, {"efficiency", 1}}},
+                                {"view.Bx", {{"fixed_ns", 900}, {"efficiency", 1}}}};
+  for (const auto& [family, t] : view_times(doc)) CHECK(t == ns(family == "view.F" ? 700 : 900));
+}
+
+TEST_CASE("an op without arithmetic is costed by the elements it moves") {
+  schedule::Op copy;
+  copy.kind = schedule::OpKind::Forward;
+  copy.passes.push_back({{}, 0});
+  compute::OpShape shape;
+  shape.elements = 4096;
+  CHECK(compute::cost_work(copy, shape) == 4096);
+  copy.passes[0].flops = 10;
+  CHECK(compute::cost_work(copy, shape) == 10);
+  // An update without FLOPs (none of the optimizers) stays at 0: its kernels carry it.
+  schedule::Op update;
+  update.kind = schedule::OpKind::Update;
+  CHECK(compute::cost_work(update, shape) == 0);
+  // 4096 elements at 1e12 /s x 0.5 = 8.192 ns of compute, 100 ns fixed before it; two
+  // channels at 3 ns more compute.
+  compute::FamilyCost f;
+  f.fixed_ns = 100;
+  f.per_channel_ns = 3;
+  f.efficiency = 0.5;
+  shape.channels = 2;
+  const auto c = compute::family_cost(f, 1e12, 4096, 1, shape);
+  CHECK(c.serial == ns(100));
+  CHECK(c.compute == 8192 + 6000);
 }
 
 TEST_CASE("an op measured in isolation and simulated in isolation gives its time back") {
