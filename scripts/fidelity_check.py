@@ -1,0 +1,159 @@
+#!/usr/bin/python3
+"""Issue 16's check: fusim's step-time predictions against real runs on this host.
+
+Captures torchvision models (scripts/capture_trace.py), then for every model x optimizer runs
+`fusim validate --json` once per prediction path and summarises: step-time MAPE (all
+orderings and the fused ones alone), each speedup's error in points, how many are within 2
+points, and whether the faster ordering is predicted right where the measured 95% CI
+excludes 1. Every validate output is kept in --out (a rerun skips configurations whose
+output exists, so an interrupted check resumes); the summary is printed as a Markdown table
+and written to OUT/summary.md and OUT/summary.json.
+
+  scripts/fidelity_check.py --fusim build/fusim --out /tmp/fid
+  scripts/fidelity_check.py --models resnet18,mobilenet_v2 --optimizers adam --paths analytic
+
+Paths: analytic (the calibrated op costs of --machine, no profile: what-if machines use the
+same model), in-run (`--profile in-run`: eager's own measured steps are the profile; the
+fused orderings are predicted from them) and auto (`--profile auto`: isolated per-op profile
+measured before and after the steps). Calibrate first (`fusim calibrate`) on a quiet machine,
+and run this on a quiet machine: the measured side is real time.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DEFAULT_MODELS = ("resnet18,mobilenet_v2,shufflenet_v2_x1_0,efficientnet_b0,squeezenet1_1,"
+                  "regnet_x_400mf,densenet121,mnasnet0_5,googlenet")
+
+
+def capture(model, batch, resolution, out_dir):
+    path = os.path.join(out_dir, "traces", f"{model}_b{batch}_r{resolution}.json")
+    if os.path.exists(path):
+        return path
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    cmd = ["/usr/bin/python3", os.path.join(HERE, "capture_trace.py"), model, "--batch",
+           str(batch), "--input-shape", f"3,{resolution},{resolution}", "-o", path]
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+    return path
+
+
+def validate(fusim, trace, machine, optimizer, impl, path, args):
+    cmd = [fusim, "validate", "--trace", trace, "--machine", machine, "--optimizer", optimizer,
+           "--impl", impl, "--fidelity", args.fidelity, "--measured-steps",
+           str(args.measured_steps), "--max-time", str(args.max_time), "--per-op", "--json"]
+    if path != "analytic":
+        cmd += ["--profile", path]
+    t0 = time.time()
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    doc = json.loads(out)
+    doc["command"] = " ".join(cmd)
+    doc["wall_s"] = round(time.time() - t0, 1)
+    return doc
+
+
+def summarise(rows):
+    """rows: (model, optimizer, path, result dict per ordering)."""
+    by_path = {}
+    for model, optimizer, path, r in rows:
+        by_path.setdefault(path, []).append((model, optimizer, r))
+    summary = {}
+    for path, items in by_path.items():
+        errors, fused_errors, speedup_errors, decided, right = [], [], [], 0, 0
+        for _, _, r in items:
+            e = abs(r["error_pct"])
+            errors.append(e)
+            if r["ordering"] != "eager":
+                fused_errors.append(e)
+                if r.get("speedup_error_points") is not None:
+                    speedup_errors.append(abs(r["speedup_error_points"]))
+                lo, hi = r.get("measured_speedup_ci_low"), r.get("measured_speedup_ci_high")
+                if lo is not None and (lo > 1 or hi < 1):
+                    decided += 1
+                    if (r["predicted_speedup"] > 1) == (lo > 1):
+                        right += 1
+        n = len(speedup_errors)
+        summary[path] = {
+            "configurations": len(items) // 3 if items else 0,
+            "mape_pct": sum(errors) / len(errors) if errors else None,
+            "mape_fused_pct": sum(fused_errors) / len(fused_errors) if fused_errors else None,
+            "speedup_error_mean_points": sum(speedup_errors) / n if n else None,
+            "speedup_error_max_points": max(speedup_errors) if n else None,
+            "speedups_within_2_points": sum(1 for x in speedup_errors if x <= 2),
+            "speedups": n,
+            "ci_excludes_1": decided,
+            "faster_ordering_right": right,
+        }
+    return summary
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--fusim", default=os.path.join(HERE, "..", "build", "fusim"))
+    ap.add_argument("--machine", default="host")
+    ap.add_argument("--models", default=DEFAULT_MODELS)
+    ap.add_argument("--batch", type=int, default=8)
+    ap.add_argument("--resolution", type=int, default=64)
+    ap.add_argument("--optimizers", default="sgd,adam,adamw")
+    ap.add_argument("--impl", default="foreach")
+    ap.add_argument("--paths", default="analytic,in-run",
+                    help="comma list of analytic, in-run, auto, in-step")
+    ap.add_argument("--fidelity", default="tensor")
+    ap.add_argument("--measured-steps", type=int, default=20)
+    ap.add_argument("--max-time", type=float, default=30)
+    ap.add_argument("--out", required=True)
+    args = ap.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    rows = []
+    configs = [(m, o, p) for m in args.models.split(",") for o in args.optimizers.split(",")
+               for p in args.paths.split(",")]
+    for i, (model, optimizer, path) in enumerate(configs):
+        name = f"{model}_b{args.batch}_r{args.resolution}_{optimizer}_{args.impl}_{path}.json"
+        file = os.path.join(args.out, name)
+        if not os.path.exists(file):
+            trace = capture(model, args.batch, args.resolution, args.out)
+            print(f"fidelity_check: [{i + 1}/{len(configs)}] {model} {optimizer} {path}",
+                  file=sys.stderr, flush=True)
+            doc = validate(args.fusim, trace, args.machine, optimizer, args.impl, path, args)
+            tmp = file + ".tmp"
+            with open(tmp, "w") as f:
+                json.dump(doc, f, indent=1, sort_keys=True)
+            os.replace(tmp, file)
+        with open(file) as f:
+            doc = json.load(f)
+        for r in doc["results"]:
+            rows.append((model, optimizer, path, r))
+    summary = summarise(rows)
+    lines = ["| model | optimizer | path | ordering | predicted ms | measured ms | error % | "
+             "pred speedup | meas speedup (95% CI) |", "|---|---|---|---|---|---|---|---|---|"]
+    for model, optimizer, path, r in rows:
+        ci = (f"{r['measured_speedup']:.3f} [{r['measured_speedup_ci_low']:.3f}, "
+              f"{r['measured_speedup_ci_high']:.3f}]" if r.get("measured_speedup") else "-")
+        ps = f"{r['predicted_speedup']:.3f}" if r.get("predicted_speedup") else "-"
+        lines.append(f"| {model} | {optimizer} | {path} | {r['ordering']} | "
+                     f"{r['predicted_ms']:.2f} | {r['measured_ms']:.2f} | "
+                     f"{r['error_pct']:+.1f} | {ps} | {ci} |")
+    lines += ["", "| path | configurations | step MAPE % (fused only) | speedup error mean / max "
+              "(points) | within 2 points | CI excludes 1: faster ordering right |",
+              "|---|---|---|---|---|---|"]
+    for path, s in summary.items():
+        fmt = lambda v: "-" if v is None else f"{v:.1f}"
+        lines.append(f"| {path} | {s['configurations']} | {fmt(s['mape_pct'])} "
+                     f"({fmt(s['mape_fused_pct'])}) | {fmt(s['speedup_error_mean_points'])} / "
+                     f"{fmt(s['speedup_error_max_points'])} | {s['speedups_within_2_points']} of "
+                     f"{s['speedups']} | {s['faster_ordering_right']} of {s['ci_excludes_1']} |")
+    text = "\n".join(lines) + "\n"
+    print(text)
+    for name, content in (("summary.md", text), ("summary.json", json.dumps(summary, indent=1))):
+        tmp = os.path.join(args.out, name + ".tmp")
+        with open(tmp, "w") as f:
+            f.write(content)
+        os.replace(tmp, os.path.join(args.out, name))
+
+
+if __name__ == "__main__":
+    main()
