@@ -141,16 +141,25 @@ std::vector<Probe> probes() {
       {512, 512, 2, 3, 1, 1},
       {64, 256, 16, 1, 1, 1},
       {256, 64, 16, 1, 1, 1},
+      // Stage transitions: strided 3x3 and the strided 1x1 of ResNet's downsample branches
+      // (resnet18 at 64x64 ran them at 0.66-0.76 of the stride-1 fit's time here).
+      {128, 256, 8, 3, 2, 1},
+      {256, 512, 4, 3, 2, 1},
+      {64, 128, 16, 1, 2, 1},
+      {256, 512, 4, 1, 2, 1},
       {32, 32, 32, 3, 1, 32},
       {96, 96, 16, 3, 2, 96},
       {144, 144, 8, 3, 1, 144},
       {384, 384, 4, 3, 1, 384},
-      // EfficientNet/MnasNet's 5x5 depthwise (strided too) up to 1152 channels, and grouped
-      // 3x3 of RegNet's group width (8 and 16 channels per group).
+      // EfficientNet/MnasNet's 5x5 depthwise (strided too) up to 1152 channels, 3x3
+      // depthwise on a 2x2 map (MobileNetV2's last stages at 64x64: ~1 us per channel per
+      // op on a 2-core EPYC VM, 6x the rate of 4x4 maps), and grouped 3x3 of RegNet's group
+      // width (8 and 16 channels per group).
       {16, 16, 64, 3, 1, 16},
       {240, 240, 8, 5, 1, 240},
       {672, 672, 4, 5, 2, 672},
       {1152, 1152, 2, 5, 1, 1152},
+      {960, 960, 2, 3, 1, 960},
       {64, 64, 16, 3, 1, 8},
       {128, 128, 8, 3, 2, 8}};
   for (const auto& c : convs) {

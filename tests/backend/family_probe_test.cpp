@@ -29,7 +29,7 @@ TEST_CASE("the calibration grid: valid probes covering every family") {
       CHECK(points[std::string(layer) + "." + kind] >= 4);
     }
   CHECK(points["linear.F"] == 12);
-  CHECK(points["conv2d.F"] == 10);  // 7x7 stem, 3x3 at every stage, strided, 1x1
+  CHECK(points["conv2d.F"] == 14);  // 7x7 stem, 3x3 at every stage, strided 3x3 and 1x1, 1x1
   for (const char* f : {"batch_norm.F",
                         "batch_norm.Bx",
                         "layer_norm.F",
