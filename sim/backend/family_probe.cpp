@@ -334,7 +334,8 @@ compute::OpCostModel calibrate_op_costs(const exec::Machine& host, const FamilyP
   exec::SimOptions sim;
   sim.fidelity = exec::Fidelity::Block;
   std::map<std::string, std::vector<compute::CostPoint>> points;
-  std::map<std::string, double> peaks;  // FLOP/s each family's costs are against
+  std::map<std::string, std::vector<bool>> exact;  // per point: its compute was solved
+  std::map<std::string, double> peaks;             // FLOP/s each family's costs are against
   int done = 0;
   for (const auto& p : grid) {
     const workload::Trace& trace = p.trace;
@@ -387,6 +388,7 @@ compute::OpCostModel calibrate_op_costs(const exec::Machine& host, const FamilyP
       c.kernels = op.kernels;
       c.shape = compute::op_shape(trace, s, op);
       c.flops = compute::cost_work(op, c.shape);
+      bool solved_exactly = true;
       if (op.kernels == 0) {
         // A view: no memory, no work; its measured time is the call alone.
         c.flops = 0;
@@ -399,8 +401,10 @@ compute::OpCostModel calibrate_op_costs(const exec::Machine& host, const FamilyP
         // solved compute (op_cost_model.h puts the fitted fixed part before the work).
         c.time_ns = std::max(
             1.0, to_ns(Tick(op.kernels) * host.compute.dispatch_overhead + solved.compute));
+        solved_exactly = solved.exact;
       }
       points[family].push_back(c);
+      exact[family].push_back(solved_exactly);
       peaks[family] = compute::cost_peak(host.compute, trace, op, host.compute.threads_per_op);
     }
     ++done;
@@ -412,10 +416,22 @@ compute::OpCostModel calibrate_op_costs(const exec::Machine& host, const FamilyP
     terms.per_kernel = family.rfind("update.", 0) == 0;
     terms.per_channel =
         family.rfind("batch_norm.", 0) == 0 || family.rfind("conv2d_grouped.", 0) == 0;
-    model.families.emplace(family, compute::fit_family_cost(pts, peaks.at(family), terms));
+    const auto used = informative_points(pts, exact.at(family));
+    auto fit = compute::fit_family_cost(used, peaks.at(family), terms);
+    fit.dropped_points = static_cast<int>(pts.size() - used.size());
+    model.families.emplace(family, fit);
   }
   add_default_families(model);
   return model;
+}
+
+std::vector<compute::CostPoint> informative_points(const std::vector<compute::CostPoint>& points,
+                                                   const std::vector<bool>& exact) {
+  FUSIM_ASSERT(points.size() == exact.size(), "one flag per point");
+  std::vector<compute::CostPoint> kept;
+  for (std::size_t i = 0; i < points.size(); ++i)
+    if (exact[i]) kept.push_back(points[i]);
+  return kept.size() >= 2 ? kept : points;
 }
 
 void add_default_families(compute::OpCostModel& model) {

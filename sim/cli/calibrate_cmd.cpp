@@ -110,6 +110,12 @@ void run_calibrate(CalibrateCmdOptions opt) {
     std::string terms =
         f.per_kernel_ns > 0 ? fmt::format(" + {:.0f} ns/kernel", f.per_kernel_ns) : "";
     if (f.per_channel_ns > 0) terms += fmt::format(" + {:.0f} ns/channel", f.per_channel_ns);
+    const std::string dropped = f.dropped_points > 0
+                                    ? fmt::format(
+                                          " ({} more left out: the model's memory alone was "
+                                          "slower than measured)",
+                                          f.dropped_points)
+                                    : "";
     table.add_row(
         {"op_costs." + family,
          family.rfind("default.", 0) == 0
@@ -118,8 +124,8 @@ void run_calibrate(CalibrateCmdOptions opt) {
          : fixed_only
              ? fmt::format("fixed {:.0f} ns, fit error {:.1f}% over {} points", f.fixed_ns,
                            f.fit_error_pct, f.points)
-             : fmt::format("fixed {:.0f} ns{}, eff {:.3f}, fit error {:.1f}% over {} points",
-                           f.fixed_ns, terms, f.efficiency, f.fit_error_pct, f.points)});
+             : fmt::format("fixed {:.0f} ns{}, eff {:.3f}, fit error {:.1f}% over {} points{}",
+                           f.fixed_ns, terms, f.efficiency, f.fit_error_pct, f.points, dropped)});
   }
   print_result(opt.format, doc, table, {});  // no --csv: the machine file is a tree
 }

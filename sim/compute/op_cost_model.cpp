@@ -172,7 +172,8 @@ OpCostModel parse_op_cost_model(const JsonView& v) {
     JsonView f = v.at(key);
     f.require_object();
     f.reject_unknown_keys({"fixed_ns", "per_kernel_ns", "per_channel_ns", "efficiency", "half_m",
-                           "half_n", "half_k", "half_elements", "fit_error_pct", "points"});
+                           "half_n", "half_k", "half_elements", "fit_error_pct", "points",
+                           "dropped_points"});
     if (key.empty() || key.find('.') == std::string::npos)
       f.fail(
           "a family named <layer op>.<F|Bx|Bw|L>, update.<optimizer>.<impl>, view.<kind> or "
@@ -198,6 +199,7 @@ OpCostModel parse_op_cost_model(const JsonView& v) {
     c.half_elements = half("half_elements");
     c.fit_error_pct = f.get_number("fit_error_pct", 0);
     c.points = static_cast<int>(f.get_int("points", 0));
+    c.dropped_points = static_cast<int>(f.get_int("dropped_points", 0));
     m.families.emplace(key, c);
   }
   return m;
@@ -220,6 +222,7 @@ nlohmann::json op_cost_model_json(const OpCostModel& m) {
     if (c.half_elements > 0) f["half_elements"] = round(c.half_elements, 3);
     f["fit_error_pct"] = round(c.fit_error_pct, 3);
     f["points"] = c.points;
+    if (c.dropped_points > 0) f["dropped_points"] = c.dropped_points;
     j[name] = f;
   }
   return j;

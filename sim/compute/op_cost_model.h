@@ -67,6 +67,7 @@ struct FamilyCost {
   // As fitted, for reports: mean |relative error| of the fit in percent, and points.
   double fit_error_pct = 0;
   int points = 0;
+  int dropped_points = 0;  // measured but left out of the fit (backend/family_probe.h)
 
   // eff(shape) of the formula above.
   double shape_efficiency(const OpShape& shape) const;

@@ -98,3 +98,18 @@ TEST_CASE("default.<kind>: the median fixed cost of the elementwise-like familie
   CHECK(model.find("default.Bw") == nullptr);
   CHECK(model.find("default.L") == nullptr);
 }
+
+TEST_CASE("a point whose compute could not be solved is left out of its family's fit") {
+  auto point = [](double ns) {
+    compute::CostPoint p;
+    p.time_ns = ns;
+    return p;
+  };
+  const std::vector<compute::CostPoint> pts{point(1000), point(2000), point(12), point(3000)};
+  // The third: the model's memory alone exceeded the measurement (compute 0, not exact).
+  const auto kept = backend::informative_points(pts, {true, true, false, true});
+  REQUIRE(kept.size() == 3);
+  CHECK(kept[2].time_ns == 3000);
+  // Fewer than two exact points: all are kept (a fit needs something).
+  CHECK(backend::informative_points(pts, {false, true, false, false}).size() == 4);
+}
