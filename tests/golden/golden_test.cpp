@@ -28,14 +28,15 @@ struct GoldenConfig {
 // the fused LAMB kernel backward-fused.
 const std::vector<GoldenConfig> kConfigs = {
     {"mlp_tiny_xeon8380_adam",
-     "simulate --trace traces/examples/mlp_tiny.json --machine xeon-8380-ddr4 --json"},
+     "simulate --trace traces/examples/mlp_tiny.json --machine xeon-8380-ddr4 --fidelity line "
+     "--json"},
     {"mlp_xeon8480_momentum_block",
      "simulate --trace traces/mlp.json --machine xeon-8480-ddr5 --optimizer momentum "
      "--fidelity block --no-per-op --json"},
     {"mlp_tiny_small_llc_lamb_fused",
      "simulate --trace traces/examples/mlp_tiny.json --machine xeon-8380-ddr4 "
      "--set caches.LLC.size=3MiB --set dram.channels=2 --optimizer lamb --impl fused "
-     "--ordering backward-fused --json"},
+     "--ordering backward-fused --fidelity line --json"},
 };
 
 // Appends one line per difference between `want` and `got` at JSON path `path`.
