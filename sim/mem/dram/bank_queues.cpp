@@ -33,8 +33,10 @@ int BankQueues::add(const QueueEntry& e, bool& summary_changed) {
       s.other_seq = added.seq, s.other_slot = slot, summary_changed = true;
     }
   }
-  ++s.count;
-  occupied_[q * words_ + e.flat_bank / 64] |= std::uint64_t{1} << (e.flat_bank % 64);
+  if (s.count++ == 0) {
+    occupied_[q * words_ + e.flat_bank / 64] |= std::uint64_t{1} << (e.flat_bank % 64);
+    ++busy_[q];
+  }
   return slot;
 }
 
@@ -47,6 +49,7 @@ void BankQueues::remove(int q, int slot) {
   if (--s.count == 0) {
     s = Summary{};
     occupied_[q * words_ + e.flat_bank / 64] &= ~(std::uint64_t{1} << (e.flat_bank % 64));
+    --busy_[q];
   } else if (e.seq == s.hit_seq && !s.dirty) {
     // The bank's oldest hit left and its row stays open: the oldest other request is the
     // same, and the next hit is among the younger requests (in a stream, the next).

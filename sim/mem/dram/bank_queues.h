@@ -81,6 +81,8 @@ class BankQueues {
   // Banks with requests in queue `q`, one bit per bank, `words()` 64-bit words.
   const std::uint64_t* occupied(int q) const { return &occupied_[q * words_]; }
   std::size_t words() const { return words_; }
+  // How many banks have requests in queue `q` (the bits set in occupied(q)).
+  int busy(int q) const { return busy_[q]; }
 
  private:
   void rescan(int q, int bank);
@@ -95,6 +97,7 @@ class BankQueues {
   std::vector<Summary> summaries_;  // [queue * banks + bank]
   std::vector<std::uint64_t> occupied_;
   std::size_t words_;
+  int busy_[2] = {0, 0};
 };
 
 }  // namespace fusim::dram

@@ -6,9 +6,11 @@ BankTiming::BankTiming(const Organization& org, const Timing& t)
     : t_(t),
       ranks_(org.ranks),
       bankgroups_(org.bankgroups),
-      banks_per_rank_(org.banks_per_rank()),
-      bank_(static_cast<std::size_t>(org.banks_per_channel()) * kCommandKinds, 0),
-      group_(static_cast<std::size_t>(org.ranks * org.bankgroups) * kCommandKinds, 0),
+      banks_per_group_(org.banks_per_group),
+      lanes_(lanes(org.banks_per_channel())),
+      read_to_write_(t.tCL + t.tBL + 2 - t.tCWL),
+      near_(kNearKinds * lanes_, 0),
+      refpb_bank_(lanes_, 0),
       rank_(static_cast<std::size_t>(org.ranks) * kCommandKinds, 0),
       faw_(org.ranks) {}
 
@@ -19,14 +21,13 @@ BankTiming::BankTiming(const Organization& org, const Timing& t)
 // switches add tRTRS on the shared data bus.
 void BankTiming::issue(Command c, int r, int g, int b, Cycle at) {
   const Timing& t = t_;
-  const Cycle read_to_write = t.tCL + t.tBL + 2 - t.tCWL;
   switch (c) {
     case Command::ACT: {
-      push(at_bank(b, Command::ACT), at + t.tRC);
-      push(at_bank(b, Command::RD), at + t.tRCD);
-      push(at_bank(b, Command::WR), at + t.tRCD);
-      push(at_bank(b, Command::PRE), at + t.tRAS);
-      push(at_group(r, g, Command::ACT), at + t.tRRD_L);
+      push_bank(b, Command::ACT, at + t.tRC);
+      push_bank(b, Command::RD, at + t.tRCD);
+      push_bank(b, Command::WR, at + t.tRCD);
+      push_bank(b, Command::PRE, at + t.tRAS);
+      push_group(r, g, Command::ACT, at + t.tRRD_L);
       push(at_rank(r, Command::ACT), at + t.tRRD_S);
       push(at_rank(r, Command::REFab), at + t.tRC);
       push(at_rank(r, Command::REFpb), at + t.tRRD_S);
@@ -40,24 +41,24 @@ void BankTiming::issue(Command c, int r, int g, int b, Cycle at) {
       break;
     }
     case Command::PRE:
-      push(at_bank(b, Command::ACT), at + t.tRP);
-      push(at_bank(b, Command::REFpb), at + t.tRP);
+      push_bank(b, Command::ACT, at + t.tRP);
+      push(refpb_bank_[b], at + t.tRP);
       push(at_rank(r, Command::REFab), at + t.tRP);
       break;
     case Command::RD:
-      push(at_bank(b, Command::PRE), at + t.tRTP);
-      push(at_group(r, g, Command::RD), at + t.tCCD_L);
+      push_bank(b, Command::PRE, at + t.tRTP);
+      push_group(r, g, Command::RD, at + t.tCCD_L);
       push(at_rank(r, Command::RD), at + std::max(t.tCCD_S, t.tBL));
       for (int o = 0; o < ranks_; ++o) {
         push(at_rank(o, Command::WR),
-             at + (o == r ? read_to_write : t.tCL + t.tBL + t.tRTRS - t.tCWL));
+             at + (o == r ? read_to_write_ : t.tCL + t.tBL + t.tRTRS - t.tCWL));
         if (o != r) push(at_rank(o, Command::RD), at + t.tBL + t.tRTRS);
       }
       break;
     case Command::WR:
-      push(at_bank(b, Command::PRE), at + t.tCWL + t.tBL + t.tWR);
-      push(at_group(r, g, Command::WR), at + t.tCCD_L);
-      push(at_group(r, g, Command::RD), at + t.tCWL + t.tBL + t.tWTR_L);
+      push_bank(b, Command::PRE, at + t.tCWL + t.tBL + t.tWR);
+      push_group(r, g, Command::WR, at + t.tCCD_L);
+      push_group(r, g, Command::RD, at + t.tCWL + t.tBL + t.tWTR_L);
       push(at_rank(r, Command::WR), at + std::max(t.tCCD_S, t.tBL));
       push(at_rank(r, Command::RD), at + t.tCWL + t.tBL + t.tWTR_S);
       for (int o = 0; o < ranks_; ++o) {
@@ -72,8 +73,8 @@ void BankTiming::issue(Command c, int r, int g, int b, Cycle at) {
       push(at_rank(r, Command::REFpb), at + t.tRFC);
       break;
     case Command::REFpb:
-      push(at_bank(b, Command::ACT), at + t.tRFCpb);
-      push(at_bank(b, Command::REFpb), at + t.tRFCpb);
+      push_bank(b, Command::ACT, at + t.tRFCpb);
+      push(refpb_bank_[b], at + t.tRFCpb);
       push(at_rank(r, Command::REFpb), at + t.tRREFD);
       push(at_rank(r, Command::ACT), at + t.tRREFD);
       push(at_rank(r, Command::REFab), at + t.tRFCpb);

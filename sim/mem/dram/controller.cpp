@@ -25,9 +25,12 @@ ChannelController::ChannelController(const DramSpec& spec, int channel,
       stats_(stats),
       timing_(spec.org, spec.t),
       banks_(spec.org.banks_per_channel()),
+      open_cycles_at_(static_cast<std::size_t>(channel) * banks_.size()),
       open_in_rank_(spec.org.ranks, 0),
       refresh_due_(spec.org.ranks),
       refresh_bank_(spec.org.ranks, 0),
+      words_((banks_.size() + 63) / 64),
+      committed_(2 * words_, 0),
       block_at_(FirstReadyChoice::lanes(spec.org.banks_per_channel()), kNoCycle),
       queues_(spec.ctrl, spec.org.banks_per_channel(), scheduler_->row_hit_cap(), banks_),
       first_ready_(spec, order_, queues_, banks_, timing_, block_at_) {
@@ -124,28 +127,24 @@ void ChannelController::catch_up(Cycle until) {
 
 ColumnServed ChannelController::issue() {
   if (!decided_) decide();
-  const Decision d = decision_;
-  FUSIM_ASSERT(d.cycle != kNoCycle, "issue() with nothing to issue");
   decided_ = false;
-  ColumnServed served;
-  if (d.entry < 0 || (d.cmd != Command::RD && d.cmd != Command::WR)) {
-    execute(d);
-    return served;
-  }
-  const int q = d.queue;
-  const QueueEntry e = queues_.queue(q)[d.entry];
+  const Decision& d = decision_;
+  FUSIM_ASSERT(d.cycle != kNoCycle, "issue() with nothing to issue");
   execute(d);
-  queues_.remove(q, d.entry);
-  first_ready_.invalidate(q, e.flat_bank);
+  ColumnServed served;
+  if (d.cmd != Command::RD && d.cmd != Command::WR) return served;
+  // (A column command always serves a request: execute() set its outcome.)
+  const QueueEntry& e = queues_.queue(d.queue)[d.entry];
   served.valid = true;
   served.is_write = e.is_write;
-  served.row_hit = e.outcome == kHit || e.outcome == 0;
+  served.row_hit = e.outcome == kHit;
   served.token = e.token;
   served.requester = e.requester;
   // Data is complete at the end of the burst: RL + BL/2 after a read, WL + BL/2 after a
   // write (JESD79-4 §4.21/§4.22).
   served.issued = d.cycle;
   served.done = d.cycle + (e.is_write ? t_.tCWL : t_.tCL) + t_.tBL;
+  queues_.remove(d.queue, d.entry);  // (its candidate: execute() marked the bank's stale)
   return served;
 }
 
@@ -167,20 +166,38 @@ void ChannelController::decide() {
   }
   const int q = write_mode_ ? 1 : 0;
 
-  // Requests of the active queue. (The three parts are worked out in place, where
-  // update_decision finds them.)
-  Decision& request = request_;
-  request = Decision{};
+  // Requests of the active queue. (The four parts are worked out in place, where
+  // update_decision finds them; a part with nothing to offer only has its cycle reset.)
+  request_.cycle = kNoCycle;
   if (order_ == Scheduler::Order::Generic) {
     queues_.set_hit_cap(scheduler_->row_hit_cap());
-    choose_generic(q, base, request);
-  } else if (!queues_.queue(q).empty())
-    first_ready_.choose(q, base, request);
-  choose_committed(q, base);
+    choose_generic(q, base, request_);
+  } else if (!queues_.queue(q).empty()) {
+    first_ready_.choose(q, base, request_);
+  }
+  committed_column_.cycle = kNoCycle;
+  if (committed_count_[1 - q] != 0) choose_committed(q, base);
+  close_.cycle = kNoCycle;
+  if (!closable_.empty()) choose_close(q, base);
 
-  // Row-policy precharges (closed, open-timeout, open-cap).
+  // Refresh: due commands of every rank (precharges first, then the refresh itself). A
+  // refresh command never issues before its due cycle, so a rank due after the request or
+  // close found above cannot win (it would lose even a tie) and is not looked at.
+  const Cycle bound = std::min({request_.cycle, committed_column_.cycle, close_.cycle});
+  refresh_.cycle = kNoCycle;
+  if (std::max(base, next_refresh_) <= bound) choose_refresh(base, bound);
+
+  // Refresh wins ties, then committed columns, then requests, then policy closes.
+  const Decision* chosen = &refresh_;
+  if (committed_column_.cycle < chosen->cycle) chosen = &committed_column_;
+  if (request_.cycle < chosen->cycle) chosen = &request_;
+  if (close_.cycle < chosen->cycle) chosen = &close_;
+  decision_ = *chosen;
+}
+
+// Row-policy precharges (closed, open-timeout, open-cap): the earliest.
+void ChannelController::choose_close(int q, Cycle base) {
   Decision& close = close_;
-  close = Decision{};
   for (int bank : closable_) {
     const BankRow& b = banks_[bank];
     if (b.open_row < 0) continue;
@@ -195,19 +212,16 @@ void ChannelController::decide() {
     }
     if (ready < close.cycle) {
       close.cycle = ready, close.cmd = Command::PRE, close.rank = r, close.group = g;
-      close.bank = bank;
+      close.bank = bank, close.entry = -1;
     }
   }
+}
 
-  // Refresh: due commands of every rank (precharges first, then the refresh itself). A
-  // refresh command never issues before its due cycle, so a rank due after the request or
-  // close found above cannot win (it would lose even a tie) and is not looked at.
+// The due refresh commands of every rank that could issue by `bound`: the earliest.
+void ChannelController::choose_refresh(Cycle base, Cycle bound) {
   const bool all_bank = spec_.ctrl.refresh == RefreshMode::AllBank;
-  const Cycle bound = std::min({request.cycle, committed_column_.cycle, close.cycle});
   Decision& refresh = refresh_;
-  refresh = Decision{};
-  const int ranks =
-      std::max(base, next_refresh_) > bound ? 0 : static_cast<int>(refresh_due_.size());
+  const int ranks = static_cast<int>(refresh_due_.size());
   for (int r = 0; r < ranks; ++r) {
     const Cycle low = std::max(base, refresh_due_[r]);
     if (low > bound || low >= refresh.cycle) continue;
@@ -234,13 +248,6 @@ void ChannelController::decide() {
     }
     if (d.cycle < refresh.cycle) refresh = d;
   }
-
-  // Refresh wins ties, then committed columns, then requests, then policy closes.
-  const Decision* chosen = &refresh;
-  if (committed_column_.cycle < chosen->cycle) chosen = &committed_column_;
-  if (request.cycle < chosen->cycle) chosen = &request;
-  if (close.cycle < chosen->cycle) chosen = &close;
-  decision_ = *chosen;
 }
 
 // Schedulers that weigh more than first-ready order (stream-aware) see every request of
@@ -297,32 +304,37 @@ void ChannelController::choose_generic(int q, Cycle base, Decision& request) {
 // own queue it is a row hit like any other (and a hit is not closed for a conflict).
 void ChannelController::choose_committed(int q, Cycle base) {
   Decision& best = committed_column_;
-  best = Decision{};
   std::uint64_t best_seq = BankQueues::kNone;
-  for (const int bank : committed_[1 - q]) {
-    const BankRow& b = banks_[bank];
-    const QueueEntry& e = queues_.queue(b.commit_queue)[b.commit_slot];
-    const Command cmd = b.commit_queue ? Command::WR : Command::RD;
-    const Cycle ready = std::max(base, timing_.earliest(cmd, e.rank, e.bankgroup, bank));
-    if (ready >= block_at_[bank]) continue;  // the due refresh first (and it closes the row)
-    if (ready < best.cycle || (ready == best.cycle && e.seq < best_seq)) {
-      best.cycle = ready, best.cmd = cmd, best.rank = e.rank, best.group = e.bankgroup;
-      best.bank = bank, best.row = e.row, best.entry = b.commit_slot, best.queue = b.commit_queue;
-      best_seq = e.seq;
+  const std::uint64_t* const committed = &committed_[(1 - q) * words_];
+  for (std::size_t w = 0; w < words_; ++w) {
+    for (std::uint64_t bits = committed[w]; bits != 0; bits &= bits - 1) {
+      const int bank = static_cast<int>(w * 64 + __builtin_ctzll(bits));
+      const BankRow& b = banks_[bank];
+      const QueueEntry& e = queues_.queue(b.commit_queue)[b.commit_slot];
+      const Command cmd = b.commit_queue ? Command::WR : Command::RD;
+      const Cycle ready = std::max(base, timing_.earliest(cmd, e.rank, e.bankgroup, bank));
+      if (ready >= block_at_[bank]) continue;  // the due refresh first (and it closes the row)
+      // (The earliest, the oldest among equals: ages are unique, so the order in which the
+      // banks are looked at never matters.)
+      if (ready < best.cycle || (ready == best.cycle && e.seq < best_seq)) {
+        best.cycle = ready, best.cmd = cmd, best.rank = e.rank, best.group = e.bankgroup;
+        best.bank = bank, best.row = e.row, best.entry = b.commit_slot, best.queue = b.commit_queue;
+        best_seq = e.seq;
+      }
     }
   }
 }
 
 void ChannelController::clear_commit(int flat_bank) {
   BankRow& b = banks_[flat_bank];
-  std::vector<int>& list = committed_[b.commit_queue];
-  list.erase(std::find(list.begin(), list.end(), flat_bank));
+  committed_[b.commit_queue * words_ + flat_bank / 64] &= ~(std::uint64_t{1} << (flat_bank % 64));
+  --committed_count_[b.commit_queue];
   b.commit_queue = b.commit_slot = -1;
 }
 
 void ChannelController::close_bank(int flat_bank, Cycle at) {
   BankRow& b = banks_[flat_bank];
-  stats_.bank_open_cycles[static_cast<std::size_t>(channel_) * banks_.size() + flat_bank] +=
+  stats_.bank_open_cycles[open_cycles_at_ + flat_bank] +=
       static_cast<std::uint64_t>(at - b.opened_at);
   b.open_row = -1;
   b.accesses = 0;
@@ -335,28 +347,27 @@ void ChannelController::close_bank(int flat_bank, Cycle at) {
   }
 }
 
+void ChannelController::notify(const Decision& d) const {
+  IssuedCommand c;
+  c.cycle = d.cycle;
+  c.command = d.cmd;
+  c.channel = channel_;
+  c.rank = d.rank;
+  c.bankgroup = d.group;
+  c.bank = (d.bank % banks_per_rank_) % banks_per_group_;
+  c.row = d.cmd == Command::ACT                          ? d.row
+          : d.cmd == Command::RD || d.cmd == Command::WR ? banks_[d.bank].open_row
+                                                         : -1;
+  (*observer_)(c);
+}
+
 void ChannelController::execute(const Decision& d) {
   timing_.issue(d.cmd, d.rank, d.group, d.bank, d.cycle);
-  // A command to a bank moves its bank-level timing (and a column its hit-cap count).
-  if (d.cmd != Command::REFab) first_ready_.invalidate(d.bank);
   last_command_ = d.cycle;
-  if (observer_ && *observer_) {
-    IssuedCommand c;
-    c.cycle = d.cycle;
-    c.command = d.cmd;
-    c.channel = channel_;
-    c.rank = d.rank;
-    c.bankgroup = d.group;
-    c.bank = (d.bank % banks_per_rank_) % banks_per_group_;
-    c.row = d.cmd == Command::ACT || d.cmd == Command::RD || d.cmd == Command::WR
-                ? banks_[d.bank].open_row
-                : -1;
-    if (d.cmd == Command::ACT) c.row = d.row;
-    (*observer_)(c);
-  }
-  QueueEntry* e = nullptr;
-  if (d.entry >= 0) e = &queues_.queue(d.queue)[d.entry];
+  if (observer_) notify(d);
   BankRow& b = banks_[d.bank];
+  // (A command moves only timing, which FirstReadyChoice reads live: a bank's candidates
+  // are worked out again where its row, requests, column count or commit change.)
   switch (d.cmd) {
     case Command::ACT:
       b.open_row = d.row;
@@ -365,36 +376,36 @@ void ChannelController::execute(const Decision& d) {
       ++open_in_rank_[d.rank];
       row_changed(d.bank);
       ++stats_.activates;
-      if (e) {
-        if (e->outcome == 0) e->outcome = kMiss;
+      if (d.entry >= 0) {
+        QueueEntry& e = queues_.queue(d.queue)[d.entry];
+        if (e.outcome == 0) e.outcome = kMiss;
         b.commit_queue = d.queue, b.commit_slot = d.entry;
-        committed_[d.queue].push_back(d.bank);
+        committed_[d.queue * words_ + d.bank / 64] |= std::uint64_t{1} << (d.bank % 64);
+        ++committed_count_[d.queue];
       }
       break;
     case Command::PRE:
       close_bank(d.bank, d.cycle);
       ++stats_.precharges;
-      if (e && e->outcome == 0) e->outcome = kConflict;
+      if (d.entry >= 0) {
+        QueueEntry& e = queues_.queue(d.queue)[d.entry];
+        if (e.outcome == 0) e.outcome = kConflict;
+      }
       break;
     case Command::RD:
     case Command::WR: {
-      if (e->outcome == 0) e->outcome = kHit;
+      // The bank's column count (the caps) and maybe its commit move: both queues' candidates.
+      first_ready_.invalidate(d.bank);
+      QueueEntry& e = queues_.queue(d.queue)[d.entry];
+      if (e.outcome == 0) e.outcome = kHit;
       if (b.commit_queue == d.queue && b.commit_slot == d.entry) clear_commit(d.bank);
-      switch (e->outcome) {
-        case kHit:
-          ++stats_.row_hits;
-          break;
-        case kMiss:
-          ++stats_.row_misses;
-          break;
-        default:
-          ++stats_.row_conflicts;
-          break;
-      }
+      stats_.row_hits += e.outcome == kHit;
+      stats_.row_misses += e.outcome == kMiss;
+      stats_.row_conflicts += e.outcome == kConflict;
       ++(d.cmd == Command::RD ? stats_.column_reads : stats_.column_writes);
       ++b.accesses;
       b.last_column = d.cycle;
-      scheduler_->on_column(e->requester, e->outcome == kHit, e->arrival, d.cycle);
+      scheduler_->on_column(e.requester, e.outcome == kHit, e.arrival, d.cycle);
       const RowPolicy p = spec_.ctrl.row_policy;
       const bool want_close = p == RowPolicy::Closed || p == RowPolicy::OpenTimeout ||
                               (p == RowPolicy::OpenCap && b.accesses >= spec_.ctrl.row_cap);

@@ -71,7 +71,9 @@ class ChannelController {
   ColumnServed issue();
   // Issues the refreshes and policy precharges due before `until` (only while idle).
   void catch_up(Cycle until);
-  void set_observer(const CommandObserver* observer) { observer_ = observer; }
+  void set_observer(const CommandObserver* observer) {
+    observer_ = observer && *observer ? observer : nullptr;
+  }
   // Adds the cycles rows have been open so far, up to `now`, into out[offset + bank].
   void add_open_cycles(Cycle now, std::vector<std::uint64_t>& out, std::size_t offset) const;
 
@@ -82,8 +84,11 @@ class ChannelController {
   void choose_generic(int q, Cycle base, Decision& request);
   bool update_decision(int q, int bank);
   void execute(const Decision& d);
+  void notify(const Decision& d) const;  // the observer
   void close_bank(int flat_bank, Cycle at);
   void choose_committed(int q, Cycle base);
+  void choose_close(int q, Cycle base);
+  void choose_refresh(Cycle base, Cycle bound);
   void clear_commit(int flat_bank);
   void row_changed(int bank) {
     queues_.row_changed(bank);
@@ -107,6 +112,7 @@ class ChannelController {
   // Rank and bank group (within its rank) of each flat bank, so that the decision loops
   // need no integer division.
   std::vector<std::uint8_t> bank_rank_, bank_group_;
+  std::size_t open_cycles_at_;  // this channel's first bank in DramStats::bank_open_cycles
   std::vector<int> open_in_rank_;
   std::vector<Cycle> refresh_due_;
   Cycle next_refresh_ = 0;         // the earliest of refresh_due_
@@ -115,7 +121,9 @@ class ChannelController {
   // Banks whose row waits for its request (BankRow::commit_*), by the request's queue: a
   // decision looks only at the other queue's (in random traffic nearly every open bank
   // waits for its own queue's request, and those need no look).
-  std::vector<int> committed_[2];
+  const std::size_t words_;               // 64-bit words of one bit per bank
+  std::vector<std::uint64_t> committed_;  // [queue * words + word]
+  int committed_count_[2] = {0, 0};
   // A due refresh blocks a request's command from this cycle on, per bank: its rank's due
   // cycle (all-bank refresh) or, per-bank, that of the bank the rank refreshes next.
   std::vector<Cycle> block_at_;

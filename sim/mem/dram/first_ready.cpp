@@ -18,41 +18,28 @@
 namespace fusim::dram {
 namespace {
 
-// One first-ready pass over the occupied banks: each candidate's key (ready - base, not a
-// hit, age, bank) packed into 64 bits, the smallest wins; a blocked candidate's key is all
-// ones. `far` collects the bits of ready - base above 24 (a key that would not fit).
-struct KeyPass {
-  const std::uint64_t* occupied;
-  std::size_t lanes;
-  Cycle base;
-  std::uint64_t seq0;
-  const Cycle* bank_ready;
-  const std::int32_t* group_at;
-  const std::int32_t* rank_at;
-  const std::uint64_t* seq;
-  const std::uint64_t* key_low;
-  const Cycle* group_levels;
-  const Cycle* rank_levels;
-  const Cycle* block_at;
-};
+// One first-ready pass over the occupied banks (KeyPass, first_ready.h): each candidate's key
+// (ready - base, not a hit, age, bank) packed into 64 bits, the smallest wins; a blocked
+// candidate's key is all ones. `far` collects the bits of ready - base above 24 (a key that
+// would not fit).
 constexpr int kDeltaShift = 40, kBankBits = 7;
 
-std::uint64_t key_pass_scalar(const KeyPass& p, std::uint64_t& far) {
+std::uint64_t key_pass_scalar(const KeyPass& p, Cycle base, std::uint64_t seq0,
+                              std::uint64_t& far) {
   // (Candidates are fresh: choose() worked out the stale ones first.)
   std::uint64_t best = UINT64_MAX, f = 0;
   for (std::size_t w = 0; w * 64 < p.lanes; ++w) {
     for (std::uint64_t bits = p.occupied[w]; bits != 0; bits &= bits - 1) {
       const std::size_t i = w * 64 + static_cast<std::size_t>(__builtin_ctzll(bits));
-      const Cycle e = std::max(
-          p.bank_ready[i], std::max(p.group_levels[p.group_at[i]], p.rank_levels[p.rank_at[i]]));
-      const Cycle ready = std::max(p.base, e);
-      const auto delta = static_cast<std::uint64_t>(ready - p.base);
+      const Cycle e = std::max(p.near_levels[p.near_at[i]], p.rank_levels[p.rank_at[i]]);
+      const Cycle ready = std::max(base, e);
+      const auto delta = static_cast<std::uint64_t>(ready - base);
       f |= delta >> 24;
       // A due refresh blocks its rank (all-bank) or its bank (per-bank) from then on.
       const std::uint64_t blocked =
           std::uint64_t{0} - static_cast<std::uint64_t>(ready >= p.block_at[i]);
       const std::uint64_t key =
-          (delta << kDeltaShift | (p.seq[i] - p.seq0) << kBankBits | p.key_low[i]) | blocked;
+          (delta << kDeltaShift | (p.seq[i] - seq0) << kBankBits | p.key_low[i]) | blocked;
       best = std::min(best, key);
     }
   }
@@ -67,25 +54,43 @@ std::uint64_t key_pass_scalar(const KeyPass& p, std::uint64_t& far) {
 // The same pass eight banks at a time (the same integer arithmetic, so the same key): on
 // a channel with many banks occupied (DDR4 under random traffic: ~12 of 16) it does in a
 // few instructions what the scalar loop does in ~40 per bank; with few occupied, the
-// scalar loop over their bits is cheaper.
-__attribute__((target("avx512f"))) std::uint64_t key_pass_avx512(const KeyPass& p,
+// scalar loop over their bits is cheaper. No gathers (slow on AMD cores: they were half
+// the pass): a block's merged levels are its column command's row with the ACT and PRE
+// candidates' lanes loaded over it under their masks, and where the block lies in one
+// rank, its rank levels are that rank's three values broadcast under the same masks.
+__attribute__((target("avx512f"))) std::uint64_t key_pass_avx512(const KeyPass& p, Cycle base_cycle,
+                                                                 std::uint64_t first_seq,
                                                                  std::uint64_t& far) {
-  const __m512i base = _mm512_set1_epi64(p.base);
-  const __m512i seq0 = _mm512_set1_epi64(static_cast<long long>(p.seq0));
+  const __m512i base = _mm512_set1_epi64(base_cycle);
+  const __m512i seq0 = _mm512_set1_epi64(static_cast<long long>(first_seq));
   const __m512i ones = _mm512_set1_epi64(-1);
+  const int act = static_cast<int>(Command::ACT), pre = static_cast<int>(Command::PRE);
+  const Cycle* const near_column = p.near_levels + p.column * p.lanes;
+  const Cycle* const near_act = p.near_levels + act * p.lanes;
+  const Cycle* const near_pre = p.near_levels + pre * p.lanes;
   __m512i best = ones, f = _mm512_setzero_si512();
   for (std::size_t i = 0; i < p.lanes; i += 8) {
     const auto m = static_cast<__mmask8>(p.occupied[i / 64] >> (i % 64));
     if (m == 0) continue;
-    const __m512i br = _mm512_maskz_loadu_epi64(m, p.bank_ready + i);
-    const __m256i gi = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p.group_at + i));
-    const __m256i ri = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p.rank_at + i));
-    const __m512i gl =
-        _mm512_mask_i32gather_epi64(_mm512_setzero_si512(), m, gi, p.group_levels, 8);
-    const __m512i rl = _mm512_mask_i32gather_epi64(_mm512_setzero_si512(), m, ri, p.rank_levels, 8);
-    const __m512i ready = _mm512_max_epi64(base, _mm512_max_epi64(br, _mm512_max_epi64(gl, rl)));
+    const auto ma = static_cast<__mmask8>(p.act[i / 64] >> (i % 64));
+    const auto mp = static_cast<__mmask8>(p.pre[i / 64] >> (i % 64));
+    __m512i near = _mm512_loadu_si512(near_column + i);
+    near = _mm512_mask_loadu_epi64(near, ma, near_act + i);
+    near = _mm512_mask_loadu_epi64(near, mp, near_pre + i);
+    __m512i rank;
+    const int r = p.block_rank[i / 8];
+    if (r >= 0) {
+      const Cycle* const levels = p.rank_levels + r * kCommandKinds;
+      rank = _mm512_set1_epi64(levels[p.column]);
+      rank = _mm512_mask_set1_epi64(rank, ma, levels[act]);
+      rank = _mm512_mask_set1_epi64(rank, mp, levels[pre]);
+    } else {
+      const __m256i ri = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p.rank_at + i));
+      rank = _mm512_mask_i32gather_epi64(_mm512_setzero_si512(), m, ri, p.rank_levels, 8);
+    }
+    const __m512i ready = _mm512_max_epi64(base, _mm512_max_epi64(near, rank));
     const __m512i delta = _mm512_sub_epi64(ready, base);
-    f = _mm512_or_si512(f, _mm512_srli_epi64(delta, 24));
+    f = _mm512_or_si512(f, _mm512_maskz_srli_epi64(m, delta, 24));
     const __mmask8 blocked = _mm512_cmpge_epi64_mask(ready, _mm512_loadu_si512(p.block_at + i));
     const __m512i age = _mm512_sub_epi64(_mm512_loadu_si512(p.seq + i), seq0);
     __m512i key = _mm512_or_si512(
@@ -99,13 +104,6 @@ __attribute__((target("avx512f"))) std::uint64_t key_pass_avx512(const KeyPass& 
   return static_cast<std::uint64_t>(_mm512_reduce_min_epu64(best));
 }
 
-// Occupied banks, with POPCNT (every CPU with AVX2 or AVX-512 has it).
-__attribute__((target("popcnt"))) int busy_banks(const std::uint64_t* occupied, std::size_t words) {
-  int busy = 0;
-  for (std::size_t w = 0; w < words; ++w) busy += __builtin_popcountll(occupied[w]);
-  return busy;
-}
-
 // The same pass four banks at a time with AVX2 (CPUs without AVX-512, and valgrind, which
 // has AVX2 but no AVX-512): the same integer key again. AVX2 has no 64-bit max or unsigned
 // min, so each is a compare and a blend (unsigned: a signed compare with the sign bits
@@ -117,9 +115,11 @@ __attribute__((target("avx2"))) inline __m256i max64(__m256i a, __m256i b) {
 __attribute__((target("avx2"))) inline __m256i load(const void* q) {
   return _mm256_loadu_si256(static_cast<const __m256i*>(q));
 }
-__attribute__((target("avx2"))) std::uint64_t key_pass_avx2(const KeyPass& p, std::uint64_t& far) {
-  const __m256i base = _mm256_set1_epi64x(p.base);
-  const __m256i seq0 = _mm256_set1_epi64x(static_cast<long long>(p.seq0));
+__attribute__((target("avx2"))) std::uint64_t key_pass_avx2(const KeyPass& p, Cycle base_cycle,
+                                                            std::uint64_t first_seq,
+                                                            std::uint64_t& far) {
+  const __m256i base = _mm256_set1_epi64x(base_cycle);
+  const __m256i seq0 = _mm256_set1_epi64x(static_cast<long long>(first_seq));
   const __m256i ones = _mm256_set1_epi64x(-1);
   const __m256i sign = _mm256_set1_epi64x(static_cast<long long>(0x8000000000000000ULL));
   const __m256i lane_bit = _mm256_set_epi64x(8, 4, 2, 1);
@@ -127,13 +127,13 @@ __attribute__((target("avx2"))) std::uint64_t key_pass_avx2(const KeyPass& p, st
   for (std::size_t i = 0; i < p.lanes; i += 4) {
     const auto m = static_cast<long long>((p.occupied[i / 64] >> (i % 64)) & 15);
     if (m == 0) continue;
-    const __m128i gi = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p.group_at + i));
+    const __m128i ni = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p.near_at + i));
     const __m128i ri = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p.rank_at + i));
-    const __m256i gl =
-        _mm256_i32gather_epi64(reinterpret_cast<const long long*>(p.group_levels), gi, 8);
+    const __m256i nl =
+        _mm256_i32gather_epi64(reinterpret_cast<const long long*>(p.near_levels), ni, 8);
     const __m256i rl =
         _mm256_i32gather_epi64(reinterpret_cast<const long long*>(p.rank_levels), ri, 8);
-    const __m256i ready = max64(base, max64(load(p.bank_ready + i), max64(gl, rl)));
+    const __m256i ready = max64(base, max64(nl, rl));
     const __m256i delta = _mm256_sub_epi64(ready, base);
     const __m256i occupied =
         _mm256_cmpeq_epi64(_mm256_and_si256(_mm256_set1_epi64x(m), lane_bit), lane_bit);
@@ -166,19 +166,20 @@ FirstReadyChoice::FirstReadyChoice(const DramSpec& spec, Scheduler::Order order,
                                    const std::vector<Cycle>& block_at)
     : order_(order),
       banks_(static_cast<std::size_t>(spec.org.banks_per_channel())),
+      keyed_(order == Scheduler::Order::FirstReady && banks_ <= (std::size_t{1} << kBankBits)),
       lanes_(lanes(spec.org.banks_per_channel())),
       words_((banks_ + 63) / 64),
       queues_(queues),
       rows_(rows),
-      timing_(timing),
-      group_levels_(timing.group_levels()),
+      near_levels_(timing.near_levels()),
       rank_levels_(timing.rank_levels()),
       block_at_(block_at),
-      bank_ready_(2 * lanes_, 0),
-      group_at_(2 * lanes_, 0),
+      near_at_(2 * lanes_, 0),
       rank_at_(2 * lanes_, 0),
       seq_(2 * lanes_, 0),
       key_low_(2 * lanes_, 0),
+      act_bits_(2 * words_, 0),
+      pre_bits_(2 * words_, 0),
       chosen_(2 * lanes_),
       stale_(2 * words_, ~std::uint64_t{0}),
 #ifdef FUSIM_DRAM_AVX512
@@ -190,12 +191,31 @@ FirstReadyChoice::FirstReadyChoice(const DramSpec& spec, Scheduler::Order order,
 #endif
 {
   FUSIM_ASSERT(block_at.size() >= lanes_, "block_at shorter than the banks' lanes");
+  FUSIM_ASSERT(timing.near_lanes() == lanes_, "BankTiming with other lanes");
   const int per_rank = spec.org.banks_per_rank();
-  for (int b = 0; b < spec.org.banks_per_channel(); ++b) {
-    const int rank = b / per_rank;
-    const int group = (b % per_rank) / spec.org.banks_per_group;
-    bank_rank_.push_back(static_cast<std::uint8_t>(rank));
-    bank_group_slot_.push_back(static_cast<std::uint16_t>(rank * spec.org.bankgroups + group));
+  for (int b = 0; b < spec.org.banks_per_channel(); ++b)
+    bank_rank_.push_back(static_cast<std::uint8_t>(b / per_rank));
+  for (std::size_t i = 0; i < lanes_; i += 8) {
+    const auto first = static_cast<int>(i);
+    const int last = std::min(first + 7, spec.org.banks_per_channel() - 1);
+    block_rank_.push_back(
+        static_cast<std::int8_t>(first / per_rank == last / per_rank ? first / per_rank : -1));
+  }
+  for (int q = 0; q < 2; ++q) {
+    const std::size_t at = q * lanes_;
+    passes_[q] = KeyPass{queues.occupied(q),
+                         lanes_,
+                         &near_at_[at],
+                         &rank_at_[at],
+                         &seq_[at],
+                         &key_low_[at],
+                         near_levels_,
+                         rank_levels_,
+                         block_at_.data(),
+                         &act_bits_[q * words_],
+                         &pre_bits_[q * words_],
+                         static_cast<int>(q ? Command::WR : Command::RD),
+                         block_rank_.data()};
   }
 }
 
@@ -222,9 +242,11 @@ void FirstReadyChoice::refresh(int q, int bank) {
   }
   const int k = static_cast<int>(c.cmd);
   seq_[i] = seq;
-  bank_ready_[i] = timing_.bank_level(c.cmd, bank);
-  group_at_[i] = bank_group_slot_[bank] * kCommandKinds + k;
+  near_at_[i] = k * static_cast<int>(lanes_) + bank;
   rank_at_[i] = bank_rank_[bank] * kCommandKinds + k;
+  const std::size_t w = q * words_ + bank / 64;
+  act_bits_[w] = (act_bits_[w] & ~bit(bank)) | (c.cmd == Command::ACT ? bit(bank) : 0);
+  pre_bits_[w] = (pre_bits_[w] & ~bit(bank)) | (c.cmd == Command::PRE ? bit(bank) : 0);
   key_low_[i] = static_cast<std::uint64_t>(!c.hit) << kHitShift | static_cast<std::uint64_t>(bank);
   const int commit = rows_[bank].commit_queue;
   if (c.cmd == Command::PRE && commit >= 0 && commit != q) {
@@ -242,36 +264,33 @@ void FirstReadyChoice::refresh(int q, int bank) {
 // between the oldest queued and the newest, more than 128 banks) falls back to that scan,
 // as does FCFS (the oldest, whatever its ready cycle).
 void FirstReadyChoice::choose(int q, Cycle base, Decision& request) {
-  const RequestQueue& queue = queues_.queue(q);
   const std::uint64_t* const occupied = queues_.occupied(q);
+  std::uint64_t* const stale = &stale_[q * words_];
   for (std::size_t w = 0; w < words_; ++w) {
-    for (std::uint64_t bits = stale_[q * words_ + w] & occupied[w]; bits != 0; bits &= bits - 1)
+    for (std::uint64_t bits = stale[w] & occupied[w]; bits != 0; bits &= bits - 1)
       refresh(q, static_cast<int>(w * 64 + __builtin_ctzll(bits)));
   }
-  if (order_ != Scheduler::Order::FirstReady || queue.empty() ||
-      queues_.next_seq() - queue.front().seq >= (std::uint64_t{1} << kAgeBits) ||
-      banks_ > (std::size_t{1} << kBankBits)) {
+  const RequestQueue& queue = queues_.queue(q);
+  if (!keyed_ || queue.empty()) {
     scan(q, base, request);
     return;
   }
-  const std::size_t at = q * lanes_;
-  const KeyPass pass{occupied,          lanes_,         base,
-                     queue.front().seq,  // the oldest queued: the age origin
-                     &bank_ready_[at],  &group_at_[at], &rank_at_[at], &seq_[at],
-                     &key_low_[at],     group_levels_,  rank_levels_,  block_at_.data()};
+  const std::uint64_t seq0 = queue.front().seq;  // the oldest queued: the age origin
+  if (queues_.next_seq() - seq0 >= (std::uint64_t{1} << kAgeBits)) {
+    scan(q, base, request);
+    return;
+  }
+  const KeyPass& pass = passes_[q];
   std::uint64_t far = 0;
 #ifdef FUSIM_DRAM_AVX512
-  // (Counting the occupied banks only where a vector form may run, with POPCNT, which every
-  // CPU with AVX2 has: without it in the baseline ISA each count is a libgcc call.)
   // Either vector form pays from 8 occupied banks on: below, the scalar loop over their bits
   // is as cheap (callgrind, AVX2 form: DDR4 stream with 4 banks busy +7% at a threshold of 4).
-  int busy = 0;
-  if (vector_pass_) busy = busy_banks(occupied, words_);
-  const std::uint64_t best = busy < 8            ? key_pass_scalar(pass, far)
-                             : vector_pass_ == 8 ? key_pass_avx512(pass, far)
-                                                 : key_pass_avx2(pass, far);
+  const std::uint64_t best = queues_.busy(q) < 8 || vector_pass_ == 0
+                                 ? key_pass_scalar(pass, base, seq0, far)
+                             : vector_pass_ == 8 ? key_pass_avx512(pass, base, seq0, far)
+                                                 : key_pass_avx2(pass, base, seq0, far);
 #else
-  const std::uint64_t best = key_pass_scalar(pass, far);
+  const std::uint64_t best = key_pass_scalar(pass, base, seq0, far);
 #endif
   if (far != 0) {
     scan(q, base, request);

@@ -6,8 +6,9 @@
 // the same ready cycle (arrivals never exceed the decision floor), hence the oldest of
 // them is the only one it could pick. Each bank's candidate (its next command, whether
 // that is a hit, its age, where its earliest cycle lives in BankTiming) is kept between
-// decisions and worked out again only when the bank's requests, row or timing change, so a
-// decision is one pass over the occupied banks instead of one over the queue.
+// decisions and worked out again only when the bank's requests or row change (its earliest
+// cycle is read live from BankTiming's merged levels), so a decision is one pass over the
+// occupied banks instead of one over the queue.
 // tests/dram/fast_path_test.cpp and command_stream_test.cpp pin that this gives the command
 // stream of the controller that handed every request to the scheduler.
 #include <cstdint>
@@ -19,6 +20,26 @@
 #include "mem/dram/scheduler.h"
 
 namespace fusim::dram {
+
+// What the first-ready pass reads (first_ready.cpp), one queue's arrays as FirstReadyChoice
+// lays them out.
+struct KeyPass {
+  const std::uint64_t* occupied;  // banks with requests in the queue, a bit each
+  std::size_t lanes;
+  const std::int32_t* near_at;  // per bank: where its candidate's levels are in BankTiming
+  const std::int32_t* rank_at;
+  const std::uint64_t* seq;      // its age
+  const std::uint64_t* key_low;  // not a hit, bank (all ones: no candidate)
+  const Cycle* near_levels;
+  const Cycle* rank_levels;
+  const Cycle* block_at;  // a due refresh blocks the bank from this cycle on
+  // For the AVX-512 form: the candidates whose command is ACT / PRE (the others' is the
+  // queue's column command `column`), and each 8-bank block's rank (-1: mixed ranks).
+  const std::uint64_t* act;
+  const std::uint64_t* pre;
+  int column;
+  const std::int8_t* block_rank;
+};
 
 // A command a channel could issue next.
 struct Decision {
@@ -40,7 +61,7 @@ class FirstReadyChoice {
                    const std::vector<BankRow>& rows, const BankTiming& timing,
                    const std::vector<Cycle>& block_at);
   // Banks rounded up to whole vectors of 8 (the per-bank arrays' length).
-  static std::size_t lanes(int banks) { return (static_cast<std::size_t>(banks) + 7) / 8 * 8; }
+  static std::size_t lanes(int banks) { return BankTiming::lanes(banks); }
 
   // The candidate of `bank` in queue `q` (or in both) must be worked out again: its
   // requests, its row or its timing changed.
@@ -75,33 +96,41 @@ class FirstReadyChoice {
   void refresh(int q, int bank);
   void scan(int q, Cycle base, Decision& request);
   void fill(int q, Cycle cycle, int bank, Decision& request);
-  // The candidate's earliest cycle by timing alone: the max of its command's bank, bank
-  // group and rank levels in BankTiming.
+  // The candidate's earliest cycle by timing alone: the max of its command's merged bank
+  // and bank-group level and its rank level in BankTiming.
   Cycle earliest(std::size_t i) const {
-    return std::max(bank_ready_[i],
-                    std::max(group_levels_[group_at_[i]], rank_levels_[rank_at_[i]]));
+    return std::max(near_levels_[near_at_[i]], rank_levels_[rank_at_[i]]);
   }
 
   const Scheduler::Order order_;
-  const std::size_t banks_, lanes_, words_;
+  const std::size_t banks_;
+  // First-ready order over at most 2^kBankBits banks: the keyed pass applies (FCFS and
+  // more banks always scan).
+  const bool keyed_;
+  const std::size_t lanes_, words_;
   BankQueues& queues_;
   const std::vector<BankRow>& rows_;
-  const BankTiming& timing_;
-  const Cycle* const group_levels_;
+  const Cycle* const near_levels_;
   const Cycle* const rank_levels_;
   const std::vector<Cycle>& block_at_;
   std::vector<std::uint8_t> bank_rank_;
-  std::vector<std::uint16_t> bank_group_slot_;  // rank * bankgroups + group
+  // Where every 8 banks (one vector) lie in one rank: its rank, else -1 (the pass then
+  // gathers the rank levels).
+  std::vector<std::int8_t> block_rank_;
   // Each bank's candidate, per queue, [queue * lanes + bank], laid out for one pass over
-  // the banks in vectors of 8: its command's bank level, where its bank-group and rank
-  // levels are (indices into BankTiming's tables, which move without the candidate
+  // the banks in vectors of 8: where its command's merged bank/bank-group level and its
+  // rank level are (indices into BankTiming's tables, which move without the candidate
   // changing), its age and the low part of its key (not a hit, bank).
-  std::vector<Cycle> bank_ready_;
-  std::vector<std::int32_t> group_at_, rank_at_;
+  std::vector<std::int32_t> near_at_, rank_at_;
   std::vector<std::uint64_t> seq_, key_low_;
+  // Candidates whose command is ACT, PRE (the others' is the queue's column command), one
+  // bit per bank, [queue * words + word]: the vector pass selects the levels by them.
+  std::vector<std::uint64_t> act_bits_, pre_bits_;
   std::vector<Chosen> chosen_;
   std::vector<std::uint64_t> stale_;  // [queue * words + word]: candidates to work out again
   const int vector_pass_;  // lanes of the pass's vector form here: 8 (AVX-512), 4 (AVX2), 0
+  // Each queue's arrays as the pass reads them (fixed once built: no array ever grows).
+  KeyPass passes_[2];
   // What the last choice chose, for weigh().
   bool chosen_hit_ = false;
   std::uint64_t chosen_seq_ = BankQueues::kNone;
