@@ -55,6 +55,7 @@ AddressMapping::AddressMapping(const DramSpec& spec, const std::string& where_fi
   offset_bits_ = log2_exact(o.atom_bytes());
   const int atom_col_bits = log2_exact(o.columns / o.burst_length);
   const int line_col_bits = log2_exact(spec.ctrl.interleave_bytes / o.atom_bytes());
+  unit_bytes_ = std::uint64_t{1} << (offset_bits_ + line_col_bits);
   const int bg_bits = log2_exact(o.bankgroups), ba_bits = log2_exact(o.banks_per_group);
   bank_bits_total_ = bg_bits + ba_bits;
   std::array<int, kFields> bits{};

@@ -47,6 +47,10 @@ class AddressMapping {
     }
     return static_cast<int>(ch);
   }
+  // Bytes of one interleave unit (a cache line by default): the atoms of one unit differ only
+  // in their column, the unit's atoms being consecutive columns of one row (the lowest
+  // column bits sit right above the atom offset).
+  std::uint64_t unit_bytes() const { return unit_bytes_; }
   // Inverse of decode (for trace generators and tests): the atom's first byte address.
   mem::Addr encode(const DramAddress& a) const;
   const std::string& scheme() const { return scheme_; }
@@ -81,6 +85,7 @@ class AddressMapping {
   // the channel one the remainder modulo the channel count (modulo interleaving).
   bool mixed_radix_ = false;
   int offset_bits_ = 0;
+  std::uint64_t unit_bytes_ = 0;
   int bankgroups_, banks_per_group_, ranks_, channels_;
   bool xor_hash_;
   bool separate_bg_ = false;

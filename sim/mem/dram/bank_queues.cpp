@@ -42,26 +42,27 @@ int BankQueues::add(const QueueEntry& e, bool& summary_changed) {
 
 void BankQueues::remove(int q, int slot) {
   RequestQueue& queue = q ? writes_ : reads_;
-  const QueueEntry e = queue[slot];
+  const std::uint64_t seq = queue[slot].seq;
+  const int bank = queue[slot].flat_bank;
   const int younger = queue.bank_next(slot);
   queue.erase(slot);
-  Summary& s = summaries_[q * banks_ + e.flat_bank];
+  Summary& s = summaries_[q * banks_ + bank];
   if (--s.count == 0) {
     s = Summary{};
-    occupied_[q * words_ + e.flat_bank / 64] &= ~(std::uint64_t{1} << (e.flat_bank % 64));
+    occupied_[q * words_ + bank / 64] &= ~(std::uint64_t{1} << (bank % 64));
     --busy_[q];
-  } else if (e.seq == s.hit_seq && !s.dirty) {
+  } else if (seq == s.hit_seq && !s.dirty) {
     // The bank's oldest hit left and its row stays open: the oldest other request is the
     // same, and the next hit is among the younger requests (in a stream, the next).
     s.hit_seq = kNone, s.hit_slot = -1;
-    const std::int64_t open = rows_[e.flat_bank].open_row;
+    const std::int64_t open = rows_[bank].open_row;
     for (int i = younger; i != RequestQueue::kEnd; i = queue.bank_next(i)) {
       if (queue[i].row == open) {
         s.hit_seq = queue[i].seq, s.hit_slot = i;
         break;
       }
     }
-  } else if (e.seq == s.hit_seq || e.seq == s.other_seq) {
+  } else if (seq == s.hit_seq || seq == s.other_seq) {
     s.dirty = true;
   }
 }

@@ -15,6 +15,8 @@ ChannelController::ChannelController(const DramSpec& spec, int channel,
       banks_per_group_(spec.org.banks_per_group),
       read_cap_(static_cast<std::size_t>(spec.ctrl.read_queue)),
       write_cap_(static_cast<std::size_t>(spec.ctrl.write_queue)),
+      write_low_(static_cast<std::size_t>(spec.ctrl.write_low_watermark)),
+      write_high_(static_cast<std::size_t>(spec.ctrl.write_high_watermark)),
       // Per-bank refresh visits every bank of a rank once per tREFI (JESD235 REFpb,
       // JESD79-5 REFsb), so one command per tREFI / banks unless the preset says otherwise.
       refresh_interval_(spec.ctrl.refresh == RefreshMode::AllBank ? spec.t.tREFI
@@ -82,13 +84,7 @@ bool ChannelController::update_decision(int q, int bank) {
   const Cycle base = std::max(last_command_ + 1, floor_);
   if (base > decision_.cycle) return false;
   const std::size_t reads = queues_.size(0), writes = queues_.size(1);
-  const bool turn =
-      write_mode_
-          ? writes == 0 ||
-                (reads != 0 && writes <= static_cast<std::size_t>(spec_.ctrl.write_low_watermark))
-          : writes >= static_cast<std::size_t>(spec_.ctrl.write_high_watermark) ||
-                (reads == 0 && writes != 0);
-  if (turn) return false;
+  if (turns(reads, writes)) return false;
   if (q != (write_mode_ ? 1 : 0)) return true;
   if (!first_ready_.stale(q, bank)) return true;
   // The policy closes read the summaries too; the best request's own bank changed.
@@ -152,18 +148,7 @@ void ChannelController::decide() {
   decided_ = true;
   // One command per cycle on the command bus, and never before the latest arrival.
   const Cycle base = std::max(last_command_ + 1, floor_);
-  // Write draining with watermarks: switch to writes when they pile up (or nothing else
-  // waits), back to reads once they are drained to the low watermark.
-  const std::size_t reads = queues_.size(0), writes = queues_.size(1);
-  if (write_mode_) {
-    if (writes == 0 ||
-        (reads != 0 && writes <= static_cast<std::size_t>(spec_.ctrl.write_low_watermark))) {
-      write_mode_ = false;
-    }
-  } else if (writes >= static_cast<std::size_t>(spec_.ctrl.write_high_watermark) ||
-             (reads == 0 && writes != 0)) {
-    write_mode_ = true;
-  }
+  if (turns(queues_.size(0), queues_.size(1))) write_mode_ = !write_mode_;
   const int q = write_mode_ ? 1 : 0;
 
   // Requests of the active queue. (The four parts are worked out in place, where

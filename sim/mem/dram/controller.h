@@ -95,12 +95,19 @@ class ChannelController {
     first_ready_.invalidate(bank);
   }
   void update_block_at(int rank);
+  // Write draining with watermarks: the controller turns to writes when they pile up (or
+  // nothing else waits), back to reads once they are drained to the low watermark.
+  bool turns(std::size_t reads, std::size_t writes) const {
+    return write_mode_ ? writes == 0 || (reads != 0 && writes <= write_low_)
+                       : writes >= write_high_ || (reads == 0 && writes != 0);
+  }
 
   const DramSpec& spec_;
   const Timing t_;
   const int channel_;
   const int banks_per_rank_, banks_per_group_;
   const std::size_t read_cap_, write_cap_;
+  const std::size_t write_low_, write_high_;  // the write-drain watermarks
   const Cycle refresh_interval_;
   std::unique_ptr<Scheduler> scheduler_;
   const Scheduler::Order order_;

@@ -35,12 +35,8 @@ Cycle LatencyHistogram::bin_upper(std::size_t bin) {
   return (Cycle{16 + sub + 1} << (p - 4)) - 1;
 }
 
-void LatencyHistogram::add(Cycle latency) {
-  const std::size_t b = bin_of(latency);
-  if (b >= bins_.size()) bins_.resize(std::max<std::size_t>(b + 1, 256), 0);
-  ++bins_[b];
-  ++count_;
-  sum_ += latency;
+void LatencyHistogram::grow(std::size_t bin) {
+  bins_.resize(std::max<std::size_t>(bin + 1, 256), 0);
 }
 
 Cycle LatencyHistogram::percentile(double q) const {

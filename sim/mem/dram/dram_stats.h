@@ -14,7 +14,14 @@ namespace fusim::dram {
 class LatencyHistogram {
  public:
   static constexpr Cycle kLinear = 2048;
-  void add(Cycle latency);
+  void add(Cycle latency) {
+    const std::size_t b =
+        latency < kLinear ? static_cast<std::size_t>(latency < 0 ? 0 : latency) : bin_of(latency);
+    if (b >= bins_.size()) grow(b);
+    ++bins_[b];
+    ++count_;
+    sum_ += latency;
+  }
   std::uint64_t count() const { return count_; }
   double mean() const { return count_ ? static_cast<double>(sum_) / count_ : 0.0; }
   // Smallest latency L with at least q of the samples <= L (q in (0, 1]); 0 when empty.
@@ -24,6 +31,7 @@ class LatencyHistogram {
 
  private:
   static std::size_t bin_of(Cycle latency);
+  void grow(std::size_t bin);
   static Cycle bin_upper(std::size_t bin);
   std::vector<std::uint64_t> bins_;
   std::uint64_t count_ = 0;

@@ -112,6 +112,7 @@ class DramSystem final : public mem::MemoryPort {
   AddressMapping mapping_;
   Clock clock_;
   std::uint32_t atom_bytes_;
+  int atom_shift_;  // log2(atom_bytes_), -1 where it is no power of two
   DramStats stats_;
   std::vector<std::unique_ptr<ChannelController>> channels_;
   WakeMode wake_mode_ = WakeMode::PerChannel;
