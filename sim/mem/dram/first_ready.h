@@ -64,7 +64,8 @@ class FirstReadyChoice {
   static std::size_t lanes(int banks) { return BankTiming::lanes(banks); }
 
   // The candidate of `bank` in queue `q` (or in both) must be worked out again: its
-  // requests, its row or its timing changed.
+  // requests, its row, its column count (the caps) or its commit changed. (Timing alone
+  // changes no candidate: its earliest cycle is read live.)
   void invalidate(int q, int bank) { stale_[q * words_ + bank / 64] |= bit(bank); }
   void invalidate(int bank) {
     stale_[bank / 64] |= bit(bank);
