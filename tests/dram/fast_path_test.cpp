@@ -35,7 +35,9 @@ bool same(const IssuedCommand& a, const IssuedCommand& b) {
 }
 
 // Returns the number of commands both issued; fails on the first difference.
-std::size_t compare(const DramSpec& spec, std::uint64_t seed, const std::string& label) {
+// `banks_used`: requests go to the first that many flat banks (0: every bank).
+std::size_t compare(const DramSpec& spec, std::uint64_t seed, const std::string& label,
+                    int banks_used = 6) {
   DramStats stats_fast, stats_full;
   const int banks = spec.org.banks_per_channel();
   stats_fast.bank_open_cycles.assign(banks, 0);
@@ -65,7 +67,9 @@ std::size_t compare(const DramSpec& spec, std::uint64_t seed, const std::string&
   for (std::uint32_t token = 0; token < 4000; ++token) {
     now += static_cast<Cycle>(next() % 6);  // bursts and gaps
     QueueEntry e;
-    e.flat_bank = static_cast<std::uint16_t>(next() % 6);  // few banks: deep per-bank queues
+    // Few banks by default: deep per-bank queues.
+    const int spread = banks_used > 0 ? banks_used : spec.org.banks_per_channel();
+    e.flat_bank = static_cast<std::uint16_t>(next() % static_cast<std::uint64_t>(spread));
     e.rank = static_cast<std::uint8_t>(e.flat_bank / spec.org.banks_per_rank());
     e.bankgroup = static_cast<std::uint8_t>((e.flat_bank % spec.org.banks_per_rank()) /
                                             spec.org.banks_per_group);
@@ -112,5 +116,20 @@ TEST_CASE("first-ready fast path issues exactly what the full candidate scan iss
         CHECK(compare(spec, 99, label) >= 4000);
       }
     }
+  }
+}
+
+// Ranks of four banks: the vector form of the first-ready pass takes the banks eight at a
+// time, so every block spans two ranks (its rank levels come from two ranks); no preset has
+// such an organisation, and every bank is busy here.
+TEST_CASE("first-ready fast path on 4 ranks of 4 banks, every bank busy") {
+  for (const char* scheduler : {"fcfs", "frfcfs", "frfcfs-cap"}) {
+    DramSpec spec = preset("ddr4-3200");
+    spec.org.ranks = 4;
+    spec.org.bankgroups = 2;
+    spec.org.banks_per_group = 2;
+    spec.ctrl.scheduler = scheduler;
+    REQUIRE(spec.org.banks_per_channel() == 16);
+    CHECK(compare(spec, 7, fmt::format("4 ranks x 4 banks/{}", scheduler), 0) >= 4000);
   }
 }
