@@ -28,6 +28,7 @@ import json
 import math
 import re
 import sys
+import textwrap
 
 import matplotlib
 
@@ -387,10 +388,18 @@ def main():
         context(rows, columns, provenance, wheres, used + ([args.z] if args.z else []))
     set_titles(fig, title, subtitle)
     note = small_note(small, args)
+    bottom = 0
     if note:
-        fig.text(0.01, 0.01, note, ha="left", va="bottom", fontsize="small", color="0.2",
-                 wrap=True)
-    fig.tight_layout(rect=(0, 0.06 if note else 0, 1, 0.9))
+        # Wrapped here, not by matplotlib, so that the axes can be given room for every
+        # line: a "small" (8.3 pt) character is ~0.06 inch wide, a line 0.145 inch high.
+        fig_w, fig_h = fig.get_size_inches()
+        lines = textwrap.wrap(note, width=max(40, int((fig_w - 0.2) / 0.06)))
+        text_h = 0.145 * len(lines) + 0.1
+        fig.set_size_inches(fig_w, fig_h + text_h)
+        bottom = text_h / (fig_h + text_h)
+        fig.text(0.01, 0.01, "\n".join(lines), ha="left", va="bottom", fontsize="small",
+                 color="0.2")
+    fig.tight_layout(rect=(0, bottom, 1, 0.9))
     fig.savefig(args.output, dpi=120)
 
 
