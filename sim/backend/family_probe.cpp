@@ -336,6 +336,7 @@ compute::OpCostModel calibrate_op_costs(const exec::Machine& host, const FamilyP
   std::map<std::string, std::vector<compute::CostPoint>> points;
   std::map<std::string, std::vector<bool>> exact;  // per point: its compute was solved
   std::map<std::string, double> peaks;             // FLOP/s each family's costs are against
+  std::map<std::string, std::vector<std::pair<double, std::string>>> labels;  // measured, probe
   int done = 0;
   for (const auto& p : grid) {
     const workload::Trace& trace = p.trace;
@@ -405,6 +406,7 @@ compute::OpCostModel calibrate_op_costs(const exec::Machine& host, const FamilyP
       }
       points[family].push_back(c);
       exact[family].push_back(solved_exactly);
+      labels[family].push_back({to_ns(time), p.what});
       peaks[family] = compute::cost_peak(host.compute, trace, op, host.compute.threads_per_op);
     }
     ++done;
@@ -419,6 +421,22 @@ compute::OpCostModel calibrate_op_costs(const exec::Machine& host, const FamilyP
     const auto used = informative_points(pts, exact.at(family));
     auto fit = compute::fit_family_cost(used, peaks.at(family), terms);
     fit.dropped_points = static_cast<int>(pts.size() - used.size());
+    compute::anchor_family(fit, used, peaks.at(family));
+    if (o.points)
+      for (std::size_t i = 0; i < pts.size(); ++i) {
+        ProbePoint r;
+        r.family = family;
+        r.measured_ns = labels.at(family)[i].first;
+        r.probe = labels.at(family)[i].second;
+        r.cost_ns = pts[i].time_ns;
+        r.fitted_ns = compute::model_time_ns(fit, peaks.at(family), pts[i]);
+        r.work = pts[i].flops;
+        r.channels = pts[i].shape.channels;
+        r.kernels = pts[i].kernels;
+        r.exact = exact.at(family)[i];
+        r.used = used.size() == pts.size() || r.exact;
+        o.points->push_back(r);
+      }
     model.families.emplace(family, fit);
   }
   add_default_families(model);

@@ -28,6 +28,17 @@
 
 namespace fusim::backend {
 
+// One measured point of a family's fit, as `calibrate --points` writes it: what the probe
+// measured, the cost solved from it (dispatch + compute, what the fit fits) and what the
+// fitted family gives back, so that a family's fit error can be traced to its shapes.
+struct ProbePoint {
+  std::string family, probe;
+  double measured_ns = 0, cost_ns = 0, fitted_ns = 0;
+  std::int64_t work = 0, channels = 0;
+  int kernels = 0;
+  bool exact = true, used = true;  // compute solved exactly; in the fit
+};
+
 struct FamilyProbeOptions {
   int threads = 1;  // intra-op threads (the machine's threads_per_op)
   // Measure each probed op inside running eager steps of its probe, as `fusim run` times
@@ -41,6 +52,8 @@ struct FamilyProbeOptions {
   bool in_step = true;
   // Called with (done, total, what) after each probe.
   std::function<void(int, int, const std::string&)> progress;
+  // When set, every probe point is appended here (calibrate --points).
+  std::vector<ProbePoint>* points = nullptr;
 };
 
 // One probe of the grid: its trace, eager schedule (2 steps) and the families of the ops

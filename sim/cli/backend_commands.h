@@ -61,7 +61,8 @@ inline constexpr const char* kCalibrateDescription =
     "Progress on stderr. The file is checked with the machine reader.\n"
     "Example:\n"
     "  fusim calibrate                  (writes host.json where --machine host finds it)\n"
-    "  fusim calibrate --name box -o box.json --no-op-costs";
+    "  fusim calibrate --name box -o box.json --no-op-costs\n"
+    "  fusim calibrate --points points.csv  (each probe point's measured and fitted cost)";
 
 inline constexpr const char* kProfileDescription =
     "Measure every distinct op of a trace (same kind, layer op, attrs, shapes and work:\n"

@@ -25,15 +25,34 @@ namespace {
 struct CalibrateCmdOptions {
   std::string output, name = "host";  // output: default host.json where --machine finds it
   std::string op_context = "step";    // where each probed op is timed (backend/family_probe.h)
+  std::string points;                 // --points: every probe point as CSV
   bool op_costs = true;
   OutputFormat format;
 };
+
+// --points: one row per probe point (backend::ProbePoint), full precision; error_pct is the
+// fitted cost against the solved one, the residual behind the family's fit error.
+void write_points_csv(const std::string& path, const std::vector<backend::ProbePoint>& points) {
+  std::string csv =
+      "family,probe,measured_ns,cost_ns,fitted_ns,error_pct,work,channels,kernels,exact,used\n";
+  for (const auto& p : points)
+    csv += fmt::format("{},\"{}\",{},{},{},{},{},{},{},{},{}\n", p.family, p.probe, p.measured_ns,
+                       p.cost_ns, p.fitted_ns, 100 * (p.fitted_ns / p.cost_ns - 1), p.work,
+                       p.channels, p.kernels, p.exact, p.used);
+  write_file_atomically(path, csv, "--points");
+}
 
 void run_calibrate(CalibrateCmdOptions opt) {
   // Where `--machine host` looks (exec::machines_dir(): $FUSIM_MACHINES, else the source
   // tree's models/machines), whatever the current folder; checked before measuring.
   if (opt.output.empty()) opt.output = exec::machines_dir() + "/" + opt.name + ".json";
   check_output_path(opt.output, "-o");
+  if (!opt.points.empty()) {
+    if (!opt.op_costs)
+      throw InputError(
+          "--points: expected the op-family calibration, which --no-op-costs leaves out");
+    check_output_path(opt.points, "--points");
+  }
   const auto t0 = std::chrono::steady_clock::now();
   auto progress = [&](const std::string& phase) {
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -64,6 +83,8 @@ void run_calibrate(CalibrateCmdOptions opt) {
     backend::FamilyProbeOptions fo;
     fo.threads = host.compute.threads_per_op;
     fo.in_step = opt.op_context == "step";
+    std::vector<backend::ProbePoint> points;
+    if (!opt.points.empty()) fo.points = &points;
     // The shared progress reporter (core/progress.h): shapes measured, rate and ETA.
     std::unique_ptr<Progress> bar;
     int reported = 0;
@@ -84,6 +105,7 @@ void run_calibrate(CalibrateCmdOptions opt) {
                    : "each probed op timed alone, repeated from the same state, its compute "
                      "solved on the op simulated alone";
     exec::parse_machine(doc, opt.output);
+    if (!opt.points.empty()) write_points_csv(opt.points, points);
   }
   write_file_atomically(opt.output, doc.dump(2) + "\n", "-o");
   progress("wrote " + opt.output);
@@ -124,8 +146,14 @@ void run_calibrate(CalibrateCmdOptions opt) {
          : fixed_only
              ? fmt::format("fixed {:.0f} ns, fit error {:.1f}% over {} points", f.fixed_ns,
                            f.fit_error_pct, f.points)
-             : fmt::format("fixed {:.0f} ns{}, eff {:.3f}, fit error {:.1f}% over {} points{}",
-                           f.fixed_ns, terms, f.efficiency, f.fit_error_pct, f.points, dropped)});
+             : fmt::format("fixed {:.0f} ns{}, eff {:.3f}, fit error {:.1f}%{} over {} points{}",
+                           f.fixed_ns, terms, f.efficiency, f.fit_error_pct,
+                           f.anchors.empty()
+                               ? std::string()
+                               : fmt::format(" ({:.1f}% with anchors of reach x{:.2f}, "
+                                             "leave-one-out)",
+                                             f.local_error_pct, f.anchor_reach),
+                           f.points, dropped)});
   }
   print_result(opt.format, doc, table, {});  // no --csv: the machine file is a tree
 }
@@ -149,6 +177,11 @@ void add_calibrate_command(CLI::App& app) {
                   "between calls included) | isolated (alone, repeated from the same state)")
       ->check(CLI::IsMember({"step", "isolated"}))
       ->capture_default_str();
+  cmd->add_option("--points", opt->points,
+                  "Also write every probe point as CSV (family, probe, measured_ns, cost_ns "
+                  "solved from it, fitted_ns the family's fit gives back, error_pct, work, "
+                  "channels, kernels, exact, used): where a family's fit error comes from")
+      ->type_name("FILE");
   add_output_flags(cmd, opt->format, false);
   cmd->callback([opt] { run_calibrate(*opt); });
 }

@@ -141,6 +141,30 @@ double model_time_ns(const FamilyCost& f, double peak, const CostPoint& p) {
   return t;
 }
 
+void anchor_family(FamilyCost& f, const std::vector<CostPoint>& pts, double peak) {
+  f.anchors.clear();
+  for (const auto& p : pts)
+    f.anchors.push_back({p.shape, p.kernels, p.time_ns / model_time_ns(f, peak, p)});
+  auto loo_error = [&] {
+    double sum = 0;
+    for (std::size_t i = 0; i < pts.size(); ++i) {
+      const double t = model_time_ns(f, peak, pts[i]) *
+                       f.local_correction(pts[i].shape, pts[i].kernels, static_cast<int>(i));
+      sum += std::abs(t / pts[i].time_ns - 1);
+    }
+    return pts.empty() ? 0.0 : 100 * sum / double(pts.size());
+  };
+  double best_reach = 1, best = std::numeric_limits<double>::infinity();
+  for (double reach : {1.0, std::pow(2.0, 0.25), std::sqrt(2.0), 2.0, 4.0}) {
+    f.anchor_reach = reach;
+    const double e = loo_error();
+    if (e < best - 1e-9) best = e, best_reach = reach;
+  }
+  f.anchor_reach = best_reach;
+  f.local_error_pct = best;
+  if (best_reach == 1) f.anchors.clear();
+}
+
 FamilyCost fit_family_cost(const std::vector<CostPoint>& pts, double peak, const FitTerms& terms) {
   FUSIM_ASSERT(!pts.empty() && peak > 0, "points and a peak to fit");
   for (const auto& p : pts) FUSIM_ASSERT(p.time_ns > 0, "measured times > 0");

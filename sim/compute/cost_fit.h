@@ -37,7 +37,15 @@ struct FitTerms {
 FamilyCost fit_family_cost(const std::vector<CostPoint>& points, double peak,
                            const FitTerms& terms = {});
 
-// The model's time in ns for a point (what fit_family_cost fits).
+// Keeps every point in `family` as an anchor (op_cost_model.h CostAnchor: its measured
+// cost over the formula's) and chooses their reach among 1 (unused), 2^(1/4), 2^(1/2), 2
+// and 4 by leave-one-out: the reach whose mean error over the points, each predicted
+// without its own anchor, is least (ties: the shorter), so that anchors are used only
+// where a family's residuals carry over between shapes (kernel regression with a
+// cross-validated bandwidth). Sets local_error_pct to that error.
+void anchor_family(FamilyCost& family, const std::vector<CostPoint>& points, double peak);
+
+// The model's time in ns for a point (what fit_family_cost fits), without anchors.
 double model_time_ns(const FamilyCost& family, double peak, const CostPoint& point);
 
 }  // namespace fusim::compute

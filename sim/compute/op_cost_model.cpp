@@ -33,6 +33,31 @@ double FamilyCost::shape_efficiency(const OpShape& s) const {
   return efficiency * saturation(double(std::max<std::int64_t>(1, s.elements)), half_elements);
 }
 
+double FamilyCost::local_correction(const OpShape& s, int kernels, int skip) const {
+  if (anchors.empty() || !(anchor_reach > 1)) return 1;
+  auto ln1 = [](double x) { return std::log1p(std::max(0.0, x)); };
+  const double sigma = std::log(anchor_reach), prior = 0.05;
+  double weights = prior, sum = 0;
+  for (std::size_t i = 0; i < anchors.size(); ++i) {
+    if (int(i) == skip) continue;
+    const auto& a = anchors[i];
+    double d2 = 0;
+    for (auto [x, y] : {std::pair<double, double>{double(s.m), double(a.shape.m)},
+                        {double(s.n), double(a.shape.n)},
+                        {double(s.k), double(a.shape.k)},
+                        {double(s.elements), double(a.shape.elements)},
+                        {double(s.channels), double(a.shape.channels)},
+                        {double(kernels), double(a.kernels)}}) {
+      const double d = ln1(x) - ln1(y);
+      d2 += d * d;
+    }
+    const double w = std::exp(-d2 / (2 * sigma * sigma));
+    weights += w;
+    sum += w * std::log(a.ratio);
+  }
+  return std::exp(sum / weights);
+}
+
 const FamilyCost* OpCostModel::find(const std::string& family) const {
   auto it = families.find(family);
   return it == families.end() ? nullptr : &it->second;
@@ -114,10 +139,11 @@ OpShape op_shape(const workload::Trace& trace, const schedule::Schedule& schedul
 OpCost family_cost(const FamilyCost& f, double peak, std::int64_t work, int kernels,
                    const OpShape& shape) {
   OpCost c;
-  c.serial = ns(f.fixed_ns + f.per_kernel_ns * kernels);
+  const double local = f.local_correction(shape, kernels);
+  c.serial = ns(local * (f.fixed_ns + f.per_kernel_ns * kernels));
   double compute_ps = f.per_channel_ns * 1e3 * double(shape.channels);
   if (work > 0 && peak > 0) compute_ps += double(work) / (peak * f.shape_efficiency(shape)) * 1e12;
-  c.compute = static_cast<Tick>(compute_ps + 0.5);
+  c.compute = static_cast<Tick>(local * compute_ps + 0.5);
   return c;
 }
 
@@ -173,7 +199,7 @@ OpCostModel parse_op_cost_model(const JsonView& v) {
     f.require_object();
     f.reject_unknown_keys({"fixed_ns", "per_kernel_ns", "per_channel_ns", "efficiency", "half_m",
                            "half_n", "half_k", "half_elements", "fit_error_pct", "points",
-                           "dropped_points"});
+                           "dropped_points", "anchors", "anchor_reach", "local_error_pct"});
     if (key.empty() || key.find('.') == std::string::npos)
       f.fail(
           "a family named <layer op>.<F|Bx|Bw|L>, update.<optimizer>.<impl>, view.<kind> or "
@@ -200,6 +226,29 @@ OpCostModel parse_op_cost_model(const JsonView& v) {
     c.fit_error_pct = f.get_number("fit_error_pct", 0);
     c.points = static_cast<int>(f.get_int("points", 0));
     c.dropped_points = static_cast<int>(f.get_int("dropped_points", 0));
+    c.local_error_pct = f.get_number("local_error_pct", 0);
+    c.anchor_reach = f.get_number("anchor_reach", 1);
+    if (!(c.anchor_reach >= 1 && c.anchor_reach <= 1e3))
+      f.at("anchor_reach").fail_got("a factor in [1, 1000]");
+    if (auto anchors = f.find("anchors")) {
+      anchors->require_array();
+      for (const auto& a : anchors->elements()) {
+        // [m, n, k, elements, channels, kernels, ratio]
+        a.require_array();
+        if (a.size() != 7)
+          a.fail_got("an array [m, n, k, elements, channels, kernels, ratio] of 7 numbers");
+        CostAnchor x;
+        x.shape.m = a[0].as_int_at_least(0);
+        x.shape.n = a[1].as_int_at_least(0);
+        x.shape.k = a[2].as_int_at_least(0);
+        x.shape.elements = a[3].as_int_at_least(0);
+        x.shape.channels = a[4].as_int_at_least(0);
+        x.kernels = static_cast<int>(a[5].as_int_at_least(0));
+        x.ratio = a[6].as_number();
+        if (!(x.ratio > 0 && x.ratio < 1e3)) a[6].fail_got("a ratio in (0, 1000)");
+        c.anchors.push_back(x);
+      }
+    }
     m.families.emplace(key, c);
   }
   return m;
@@ -223,6 +272,15 @@ nlohmann::json op_cost_model_json(const OpCostModel& m) {
     f["fit_error_pct"] = round(c.fit_error_pct, 3);
     f["points"] = c.points;
     if (c.dropped_points > 0) f["dropped_points"] = c.dropped_points;
+    if (!c.anchors.empty()) {
+      f["local_error_pct"] = round(c.local_error_pct, 3);
+      f["anchor_reach"] = round(c.anchor_reach, 4);
+      nlohmann::json a = nlohmann::json::array();
+      for (const auto& x : c.anchors)
+        a.push_back({x.shape.m, x.shape.n, x.shape.k, x.shape.elements, x.shape.channels, x.kernels,
+                     round(x.ratio, 4)});
+      f["anchors"] = a;
+    }
     j[name] = f;
   }
   return j;

@@ -39,6 +39,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/json_view.h"
 #include "core/time.h"
@@ -57,6 +58,18 @@ struct OpShape {
   std::int64_t channels = 0;         // per-channel loops (batch_norm: C; grouped conv: groups)
 };
 
+// A calibrated point kept in the family (calibrate's probes): its shape and the ratio of
+// its measured cost to the fitted formula's. The formula is global over a family's shapes,
+// and ATen/oneDNN kernels are not: on a 2-core EPYC VM, batch norm's backward over 1152
+// channels of 2x2 took 4.6x the fit (a per-plane loop that 4x4 planes, one AVX-512 vector
+// each, skip), a depthwise 5x5 Bw 3-4x. Near an anchor, an op's cost takes its residual
+// (local_correction); far from all of them, the formula alone.
+struct CostAnchor {
+  OpShape shape;
+  int kernels = 1;
+  double ratio = 1;  // measured / fitted, > 0
+};
+
 struct FamilyCost {
   double fixed_ns = 0;        // per op
   double per_kernel_ns = 0;   // per kernel the op launches (optimizer loops: per tensor op)
@@ -68,9 +81,22 @@ struct FamilyCost {
   double fit_error_pct = 0;
   int points = 0;
   int dropped_points = 0;  // measured but left out of the fit (backend/family_probe.h)
+  std::vector<CostAnchor> anchors;
+  // The anchors' reach: the factor in one size that is one standard deviation of their
+  // weight (1: the anchors are not used). anchor_family chooses it by leave-one-out.
+  double anchor_reach = 1;
+  // Leave-one-out mean |relative error| in percent with the anchors at that reach (each
+  // point predicted by the formula and the other points' anchors): what a shape between
+  // probes can expect; the fit error where the anchors are not used.
+  double local_error_pct = 0;
 
   // eff(shape) of the formula above.
   double shape_efficiency(const OpShape& shape) const;
+  // The factor an op's formula cost takes from the anchors: the geometric mean of their
+  // ratios, each weighted by exp(-d^2 / (2 (ln reach)^2)) with d the distance of the shapes
+  // in ln(1 + size) over m, n, k, elements, channels and kernels, beside a weight of 0.05 on
+  // ratio 1. 1 without anchors or with reach 1. `skip`: an anchor left out, or -1.
+  double local_correction(const OpShape& shape, int kernels, int skip = -1) const;
 };
 
 struct OpCostModel {

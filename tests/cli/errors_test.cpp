@@ -71,6 +71,12 @@ std::vector<Case> cases() {
   out.push_back({"calibrate into a folder that does not exist",
                  "calibrate -o no/such/host.json",
                  {"no/such/host.json", "-o", "does not exist"}});
+  out.push_back({"calibrate --points into a folder that does not exist",
+                 "calibrate -o h.json --points no/such/p.csv",
+                 {"no/such/p.csv", "--points", "does not exist"}});
+  out.push_back({"calibrate --points without the op families",
+                 "calibrate -o h.json --no-op-costs --points p.csv",
+                 {"--points", "--no-op-costs"}});
   out.push_back({"run --timeline into a folder that does not exist",
                  "run --trace " + kTrace + " --timeline no/such/t.json",
                  {"--timeline", "does not exist"}});

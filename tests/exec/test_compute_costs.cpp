@@ -208,6 +208,85 @@ TEST_CASE("cost fit: noisy points give a fit error of the noise's size") {
         Approx(100 * (std::abs(f / 900 - 1) + std::abs(f / 1100 - 1)) / 2).epsilon(1e-6));
 }
 
+TEST_CASE("anchors: an op near a calibrated point takes its residual, far ones the formula") {
+  // A batch-norm-like family of 10 us fixed, with anchors at 2x and 0.5x of it: 1152
+  // channels of 2x2 (36864 elements) and 16 channels of 32x32 (131072), reach 2.
+  compute::FamilyCost f;
+  f.fixed_ns = 10000;
+  f.anchor_reach = 2;
+  compute::OpShape a, b;
+  a.elements = 36864;
+  a.channels = 1152;
+  b.elements = 131072;
+  b.channels = 16;
+  f.anchors = {{a, 1, 2.0}, {b, 1, 0.5}};
+  // At the first: its own weight 1, the other's exp(-d^2 / (2 ln2^2)) with
+  // d^2 = (ln 36865 - ln 131073)^2 + (ln 1153 - ln 17)^2 = 1.6083 + 17.8246 = 19.433,
+  // so w = exp(-20.22) = 1.6e-9; correction = exp((ln 2 - 1.6e-9 ln 2) / 1.05) = 1.93494.
+  const double at_a = f.local_correction(a, 1);
+  CHECK(at_a == Approx(std::exp(std::log(2.0) / 1.05)).epsilon(1e-6));
+  CHECK(compute::family_cost(f, 1e11, 0, 1, a).serial == Tick(std::llround(10000 * at_a * 1000)));
+  // A factor sqrt(2) away in elements and channels: d^2 = 2 (ln sqrt 2)^2 = ln2^2 / 2,
+  // w = exp(-1/4) = 0.7788, correction exp(0.7788 ln 2 / 0.8288).
+  compute::OpShape near = a;
+  near.elements = std::llround(36865 * std::sqrt(2.0)) - 1;
+  near.channels = std::llround(1153 * std::sqrt(2.0)) - 1;
+  CHECK(f.local_correction(near, 1) ==
+        Approx(std::exp(0.7788 * std::log(2.0) / (0.7788 + 0.05))).epsilon(2e-3));
+  // Far from both (2 elements, 1 channel): the formula alone. Reach 1: never corrected.
+  compute::OpShape far;
+  far.elements = 2;
+  far.channels = 1;
+  CHECK(f.local_correction(far, 1) == Approx(1).epsilon(1e-6));
+  f.anchor_reach = 1;
+  CHECK(f.local_correction(a, 1) == 1);
+  // Written and read back: the same anchors, reach and costs.
+  f.anchor_reach = 2;
+  compute::OpCostModel m;
+  m.families["batch_norm.Bx"] = f;
+  const nlohmann::json written = compute::op_cost_model_json(m);
+  const auto back = compute::parse_op_cost_model(JsonView(written, "m.json", "compute.op_costs"));
+  const auto& g = back.families.at("batch_norm.Bx");
+  REQUIRE(g.anchors.size() == 2);
+  CHECK(g.anchors[0].shape.channels == 1152);
+  CHECK(g.anchors[1].ratio == Approx(0.5));
+  CHECK(g.anchor_reach == 2);
+  CHECK(g.local_correction(near, 1) == Approx(f.local_correction(near, 1)).epsilon(1e-4));
+}
+
+TEST_CASE(
+    "anchors: their reach is chosen by leave-one-out, and none where residuals do not carry") {
+  // Two pairs of points, each pair a factor 2^(1/4) apart in elements with one residual
+  // (2x and 0.5x of a 10 us fixed cost), the pairs 10^4 apart.
+  auto point = [](std::int64_t elements, double time_ns) {
+    compute::CostPoint p;
+    p.shape.elements = elements;
+    p.time_ns = time_ns;
+    return p;
+  };
+  compute::FamilyCost f;
+  f.fixed_ns = 10000;
+  const std::vector<compute::CostPoint> pairs{point(4096, 20000), point(4871, 20000),
+                                              point(40960000, 5000), point(48710000, 5000)};
+  compute::anchor_family(f, pairs, 1e11);
+  // Without anchors the mean error is (0.5 + 0.5 + 1 + 1) / 4 = 75%; each point's partner
+  // carries its residual, the more the farther the reach: 4 wins. At reach 4 the partner
+  // weighs exp(-(ln(4872/4097))^2 / (2 ln4^2)) = 0.99222, the correction is
+  // r^(0.99222/1.04222) = r^0.95203, errors 1 - 2^-0.04797 = 3.2707% and 2^0.04797 - 1 =
+  // 3.3812%.
+  CHECK(f.anchor_reach == 4);
+  REQUIRE(f.anchors.size() == 4);
+  CHECK(f.local_error_pct == Approx((3.2707 + 3.3812) / 2).epsilon(1e-3));
+  // Two lone points with opposite residuals: no reach helps, no anchors are kept, and the
+  // local error is the formula's.
+  compute::FamilyCost lone;
+  lone.fixed_ns = 10000;
+  compute::anchor_family(lone, {point(4096, 20000), point(40960000, 5000)}, 1e11);
+  CHECK(lone.anchor_reach == 1);
+  CHECK(lone.anchors.empty());
+  CHECK(lone.local_error_pct == Approx(75));
+}
+
 TEST_CASE("set_compute_time spreads a time over passes by FLOPs, summing exactly") {
   compute::AccessProgram p;
   p.passes.resize(3);
