@@ -30,6 +30,7 @@ namespace {
 
 struct ProfileCmdOptions {
   std::string trace, output, optimizer = "adam", impl = "foreach", device = "cpu", evict;
+  ZooBatch batch;                     // --batch of a zoo --trace
   std::vector<std::string> from_run;  // one run, or two taken before and after
   std::string execution = "layers";
   bool in_step = false, optimizer_given = false, impl_given = false;
@@ -124,7 +125,7 @@ void run_profile(ProfileCmdOptions opt) {
         fmt::format("--execution: expected layers or graph, got \"{}\"", opt.execution));
   if (opt.from_run.empty()) backend::check_device(opt.device);
   backend::optimizer_config(opt.optimizer);  // an unknown name fails before the trace loads
-  const auto trace = load_trace_option(opt.trace);
+  const auto trace = load_trace_option(opt.trace, opt.batch);
   opt.profile.device = opt.device;
   exec::OpProfile profile;
   if (!opt.from_run.empty()) {
@@ -192,6 +193,7 @@ void add_profile_command(CLI::App& app) {
   auto opt = std::make_shared<ProfileCmdOptions>();
   auto* cmd = app.add_subcommand("profile", kProfileDescription);
   cmd->add_option("--trace", opt->trace, kTraceOptionHelp)->required();
+  add_batch_option(cmd, opt->batch);
   cmd->add_option("--optimizer", opt->optimizer,
                   "sgd | momentum | nesterov | adam | adamw | adagrad | rmsprop | lamb")
       ->capture_default_str();

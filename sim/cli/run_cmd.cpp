@@ -26,6 +26,7 @@ namespace {
 
 struct RunCmdOptions {
   std::string trace, timeline;
+  ZooBatch batch;  // --batch of a zoo --trace
   BackendCmdOptions backend;
   bool per_op = true;  // as `fusim simulate`: the JSON results have the same keys
   OutputFormat format;
@@ -52,7 +53,7 @@ void run_run(RunCmdOptions opt) {
   auto& be = opt.backend;
   check_output_path(opt.timeline, "--timeline");  // before any work
   const auto plan = resolve_backend_options(be);
-  const auto trace = load_trace_option(opt.trace);
+  const auto trace = load_trace_option(opt.trace, opt.batch);
   const auto schedules = backend::build_run_schedules(trace, plan.orderings, be.optimizer,
                                                       plan.impl, be.run, be.mixed);
   be.run.progress = true;
@@ -126,6 +127,7 @@ void add_run_command(CLI::App& app) {
   auto opt = std::make_shared<RunCmdOptions>();
   auto* cmd = app.add_subcommand("run", kRunDescription);
   cmd->add_option("--trace", opt->trace, kTraceOptionHelp)->required();
+  add_batch_option(cmd, opt->batch);
   add_backend_options(
       cmd, opt->backend,
       {"sgd | momentum | nesterov | adam | adamw | adagrad | rmsprop | lamb "

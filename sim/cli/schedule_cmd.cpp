@@ -21,6 +21,7 @@ using namespace fusim::schedule;
 
 struct ScheduleCmdOptions {
   std::string trace, ordering = "all", optimizer = "adam", impl = "foreach", mixed;
+  ZooBatch batch;  // --batch of a zoo --trace
   int steps = 0;
   bool gpu_streams = false;
   // Issue 20: the memory model's precision, sharding, grad buffer and attention.
@@ -135,7 +136,7 @@ void print_text(const workload::Trace& trace, const Schedule& s) {
 
 void run_schedule(const ScheduleCmdOptions& opt) {
   const auto orderings = parse_orderings(opt.ordering);
-  auto trace = load_trace_option(opt.trace);
+  auto trace = load_trace_option(opt.trace, opt.batch);
   ScheduleRequest request;
   request.optimizer = opt.optimizer;
   request.impl = parse_impl_option(opt.impl);
@@ -237,6 +238,7 @@ void add_schedule_command(CLI::App& app) {
       "Example:\n"
       "  fusim schedule --trace traces/examples/mlp_tiny.json --ordering backward-fused");
   cmd->add_option("--trace", opt->trace, kTraceOptionHelp)->required();
+  add_batch_option(cmd, opt->batch);
   cmd->add_option("--ordering", opt->ordering,
                   "all | comma-separated eager,backward-fused,forward-fused,mixed (mixed: with "
                   "--mixed); several: one schedule after the other (--json: an array)")

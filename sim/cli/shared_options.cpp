@@ -16,6 +16,10 @@ const std::vector<SharedOption>& shared_options() {
        "The workload: a layer trace JSON (traces/SCHEMA.md) or a zoo network name (mlp, "
        "resnet18, ...: generated as `fusim trace gen NAME` writes it) wherever a layer trace "
        "is read; cache: an address trace; dram: a DRAMsim3 request trace."},
+      {"--batch",
+       "The batch size of a zoo network (default 32): trace gen's network, or the one --trace "
+       "names (a trace file keeps its own batch: --batch then warns and changes nothing); "
+       "sweep: of its zoo --trace values, unless batch= is an axis of the grid."},
       {"--machine",
        "A machine model: a preset of models/machines or a JSON path; host: the model `fusim "
        "calibrate` wrote of this host."},

@@ -29,6 +29,7 @@ namespace {
 
 struct SimulateCmdOptions {
   std::string trace, machine, ordering = "all", optimizer = "adam", impl = "foreach";
+  ZooBatch batch;  // --batch of a zoo --trace
   // tensor by default (issue 23: the README's first command, resnet18 at batch 32, answers
   // in seconds; line took minutes and printed nothing meanwhile); line stays the reference.
   std::string fidelity = "tensor", block = "4KiB", chunk = "1MiB", timeline, mixed, profile;
@@ -66,7 +67,7 @@ void run_plan_simulate(const SimulateCmdOptions& opt) {
     if (given)
       throw InputError(fmt::format(
           "{}: expected none with a parallel plan (--cluster chooses the GPU machine)", name));
-  const workload::Trace trace = load_trace_option(opt.trace);
+  const workload::Trace trace = load_trace_option(opt.trace, opt.batch);
   PlanSimulation r;
   parallel::PlanArgs args = opt.plan;
   if (!opt.microbatch_given) args.microbatch = trace.batch;  // the trace is one microbatch
@@ -101,7 +102,7 @@ void run_simulate(const SimulateCmdOptions& opt) {
   std::vector<exec::Override> overrides;
   for (const auto& s : opt.sets) overrides.push_back(exec::parse_override(s));
   const exec::Machine machine = exec::load_machine(opt.machine, overrides);
-  const workload::Trace trace = load_trace_option(opt.trace);
+  const workload::Trace trace = load_trace_option(opt.trace, opt.batch);
   schedule::ScheduleRequest request;
   request.optimizer = opt.optimizer;
   request.impl = schedule::parse_impl_option(opt.impl);
@@ -220,6 +221,7 @@ void add_simulate_command(CLI::App& app) {
       "  fusim simulate --trace traces/mlp.json --machine xeon-8380-ddr4 --fidelity line  "
       "(the reference)");
   cmd->add_option("--trace", opt->trace, kTraceOptionHelp)->required();
+  add_batch_option(cmd, opt->batch);
   cmd->add_option("--machine", opt->machine,
                   "Machine preset (file stem in models/machines: h100-sxm5, xeon-8380-ddr4, "
                   "...) or path to a machine JSON (required without a parallel plan)");

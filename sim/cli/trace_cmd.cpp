@@ -21,6 +21,7 @@ using workload::Trace;
 
 struct ShowOptions {
   std::string file;
+  ZooBatch batch;  // --batch of a zoo FILE
   OutputFormat format;
 };
 
@@ -29,7 +30,7 @@ struct ValidateOptions {
 };
 
 void run_show(const ShowOptions& opt) {
-  Trace trace = load_trace_option(opt.file);
+  Trace trace = load_trace_option(opt.file, opt.batch);
   Table table(
       {"id", "name", "op", "output", "params", "activation_bytes", "flops_fwd", "flops_bwd"});
   nlohmann::json layers = nlohmann::json::array();
@@ -116,6 +117,7 @@ void add_trace_command(CLI::App& app) {
       "Example:\n"
       "  fusim trace show traces/resnet18.json --csv");
   show->add_option("FILE", show_opt->file, kTraceOptionHelp)->required();
+  add_batch_option(show, show_opt->batch);
   add_output_flags(show, show_opt->format);
   show->callback([show_opt] { run_show(*show_opt); });
 

@@ -37,6 +37,7 @@ namespace {
 
 struct ValidateCmdOptions {
   std::string trace, machine, fidelity = "block", profile, evict;
+  ZooBatch batch;     // --batch of a zoo --trace
   int sim_steps = 4;  // as simulate: forward-fused's measured step is past its first updates
   bool per_op = false, per_layer = false, force = false;
   BackendCmdOptions backend;
@@ -54,7 +55,7 @@ void run_validate(ValidateCmdOptions opt) {
   auto& be = opt.backend;
   const auto plan = resolve_backend_options(be);
   const auto& orderings = plan.orderings;
-  const auto trace = load_trace_option(opt.trace);
+  const auto trace = load_trace_option(opt.trace, opt.batch);
   const auto machine = exec::load_machine(opt.machine);
   if (opt.sim_steps < 2) throw InputError("--sim-steps: expected an integer >= 2");
   if (!opt.evict.empty() && opt.profile != "auto")
@@ -316,6 +317,7 @@ void add_validate_command(CLI::App& app) {
   auto opt = std::make_shared<ValidateCmdOptions>();
   auto* cmd = app.add_subcommand("validate", kValidateDescription);
   cmd->add_option("--trace", opt->trace, kTraceOptionHelp)->required();
+  add_batch_option(cmd, opt->batch);
   cmd->add_option("--machine", opt->machine,
                   "Machine model: a preset name of models/machines or a JSON path")
       ->required();

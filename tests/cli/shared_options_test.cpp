@@ -231,3 +231,39 @@ TEST_CASE("sweep simulates --steps as simulate does: the same point, the same st
     CHECK(r.err.find("--steps") != std::string::npos);
   }
 }
+
+TEST_CASE("batch: --batch sizes a zoo --trace alike in every command, nothing on a file") {
+  // A zoo name at --batch 3 is the network `trace gen NAME --batch 3` writes: every command
+  // gives the same output for either; on that file --batch warns and changes nothing.
+  const std::string dir = scratch_dir("cli-batch");
+  REQUIRE(run_fusim(dir, "trace gen mlp --batch 3 -o g.json").exit_code == 0);
+  const std::vector<std::string> commands = {
+      "trace show {} --json", "schedule --trace {} --ordering eager --json",
+      "simulate --trace {} --machine h100-sxm5 --optimizer sgd --ordering all --json"};
+  for (std::string c : commands) {
+    auto with = [&](const std::string& trace) {
+      std::string s = c;
+      return s.replace(s.find("{}"), 2, trace);
+    };
+    FusimRun zoo = run_fusim(dir, with("mlp --batch 3"));
+    FusimRun file = run_fusim(dir, with("g.json"));
+    FusimRun file_batch = run_fusim(dir, with("g.json --batch 5"));
+    FusimRun default_batch = run_fusim(dir, with("mlp"));
+    INFO(c << "\n" << zoo.err << file.err << file_batch.err);
+    REQUIRE(zoo.exit_code == 0);
+    REQUIRE(file.exit_code == 0);
+    REQUIRE(file_batch.exit_code == 0);
+    json a = json::parse(zoo.out), b = json::parse(file.out);
+    // trace show names its input; the rest is the network.
+    if (a.is_object() && a.contains("file")) a.erase("file"), b.erase("file");
+    if (a.is_object() && a.contains("trace")) a.erase("trace"), b.erase("trace");
+    CHECK(a == b);
+    CHECK(file_batch.out == file.out);
+    CHECK(file_batch.err.find("fusim: warning: --batch has no effect on trace files") !=
+          std::string::npos);
+    CHECK(default_batch.out != zoo.out);  // batch 32, not 3
+  }
+  FusimRun zero = run_fusim(dir, "simulate --trace mlp --batch 0 --machine h100-sxm5");
+  CHECK(zero.exit_code == 2);
+  CHECK(zero.err == "fusim: --batch: expected a positive integer, got 0\n");
+}
