@@ -121,6 +121,7 @@ void run_simulate(const SimulateCmdOptions& opt) {
   sim.block_bytes = parse_size_option("--block", opt.block);
   sim.chunk_bytes = parse_size_option("--chunk", opt.chunk);
   sim.warmup_steps = opt.warmup;
+  sim.dram_series = !opt.timeline.empty();  // the timeline's DRAM counter track
   // Per ordering, for runs longer than a second: the shared reporter (ETA; a line per 10%
   // when stderr is not a terminal).
   std::unique_ptr<Progress> progress;

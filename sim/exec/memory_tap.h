@@ -1,7 +1,7 @@
 #pragma once
 // A MemoryPort in front of main memory that counts what the cache hierarchy sends: bytes
-// per requester (core/SM: per-op DRAM bytes) and per time bucket (the DRAM bandwidth track
-// of timelines). It forwards everything unchanged.
+// per requester (core/SM: per-op DRAM bytes) and, with a bucket > 0, per time bucket (the
+// DRAM bandwidth track of timelines). It forwards everything unchanged.
 // (count_only adds bytes that never reach the controller.)
 #include <cstdint>
 #include <vector>
@@ -13,6 +13,7 @@ namespace fusim::exec {
 
 class MemoryTap final : public mem::MemoryPort {
  public:
+  // bucket 0: no per-bucket series.
   MemoryTap(EventQueue& queue, mem::MemoryPort& memory, int requesters, Tick bucket);
 
   bool will_accept(const mem::MemRequest& r) const override { return memory_.will_accept(r); }

@@ -86,6 +86,10 @@ struct SimOptions {
   std::vector<Tick> op_delay;
   // Called with the fraction of ops finished (0..1), at most about 200 times per run.
   std::function<void(double)> progress;
+  // Keep SimulationDetail::dram, the DRAM bytes per 1 us bucket, for a timeline's counter
+  // track: half a million buckets per resnet50 step on a CPU preset, whose growth cost 10%
+  // of a tensor-fidelity run (perf), so only a timeline asks for it.
+  bool dram_series = false;
 };
 
 // Main memory's reads of one requester (core / SM) over the measured steps: how many
@@ -101,9 +105,9 @@ struct DramRequesterReads {
 // Extra outputs for timelines and detailed reports.
 struct SimulationDetail {
   RunResult result;
-  DramSeries dram;          // bytes sent to DRAM per 1 us bucket (the timeline's counter)
-  std::int64_t events = 0;  // events executed (speed reports)
-  std::string last_level;   // "LLC" or "L2"
+  DramSeries dram;  // bytes sent to DRAM per 1 us bucket (timelines; SimOptions::dram_series)
+  std::int64_t events = 0;                          // events executed (speed reports)
+  std::string last_level;                           // "LLC" or "L2"
   std::vector<DramRequesterReads> dram_requesters;  // those with reads, by requester
 };
 

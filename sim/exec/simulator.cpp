@@ -65,7 +65,8 @@ Simulator::Simulator(const workload::Trace& trace, const schedule::Schedule& sch
     caches_ = std::make_unique<cache::Hierarchy>(config, fidelity, units);
   }
   memory_ = make_main_memory(machine, queue_);  // tensor: only behind the tap, never sent to
-  tap_ = std::make_unique<MemoryTap>(queue_, *memory_.port, units, us(1));
+  tap_ = std::make_unique<MemoryTap>(queue_, *memory_.port, units,
+                                     options.dram_series ? us(1) : Tick(0));
   if (caches_) caches_->attach_memory(queue_, *tap_);
   rereads_ = std::make_unique<GemmRereads>(
       queue_, tensor_ ? RereadTiming::of(*tensor_) : RereadTiming::of(*caches_), config, *tap_,

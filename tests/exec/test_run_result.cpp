@@ -131,6 +131,7 @@ TEST_CASE("A simulated and a measured run of one schedule give the same timeline
   const auto trace = workload::load_trace(FUSIM_SOURCE_DIR "/traces/examples/mlp_tiny.json");
   const auto s = mlp_schedule(2);
   exec::SimOptions o;
+  o.dram_series = true;  // the timeline's DRAM counter track
   o.warmup_steps = 0;
   const auto sim = exec::simulate_detailed(trace, s, test::defaults::tiny_cpu().build(), o);
   // A measured run of the same ops: every op 1 us long, back to back, step 1 only.
