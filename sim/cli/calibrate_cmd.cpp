@@ -10,6 +10,7 @@
 #include "backend/calibration.h"
 #include "backend/family_probe.h"
 #include "backend/step_probe.h"
+#include "backend/switch_probe.h"
 #include "cli/backend_commands.h"
 #include "cli/commands.h"
 #include "cli/output_format.h"
@@ -98,12 +99,32 @@ void run_calibrate(CalibrateCmdOptions opt) {
     progress("op families: each through the backend's layer ops, fitted per family");
     costs = backend::calibrate_op_costs(host, fo);
     if (bar) bar->finish();
+    // What crossing the update boundary costs (backend/switch_probe.h): fused orderings
+    // cross it twice per layer.
+    progress("switch costs: 12-layer MLPs eager and backward-fused, per op (adam, sgd)");
+    // Adam's are the general ones ("switch.U"); SGD's, whose update touches a third of the
+    // bytes per parameter, its own ("switch.U.sgd").
+    std::string switch_how;
+    for (const std::string optimizer : {"adam", "sgd"}) {
+      const backend::SwitchCosts sw = backend::measure_switch_costs(optimizer, fo.threads);
+      const std::string suffix = optimizer == "adam" ? "" : "." + optimizer;
+      compute::FamilyCost su, sa;
+      su.fixed_ns = sw.update_ns;
+      su.per_mib_ns = sw.update_per_mib_ns;
+      sa.fixed_ns = sw.after_update_ns;
+      sa.per_mib_ns = sw.after_update_per_mib_ns;
+      su.points = sa.points = sw.samples;
+      costs.families["switch.U" + suffix] = su;
+      costs.families["switch.after_U" + suffix] = sa;
+      switch_how += (switch_how.empty() ? "" : "; ") + sw.how;
+    }
     doc["compute"]["op_costs"] = compute::op_cost_model_json(costs);
     doc["sources"]["compute.op_costs"] =
         fo.in_step ? "each probed op timed inside 12 running eager steps of its probe (after 2 "
                      "warm-up steps), its compute solved on the simulated probe step"
                    : "each probed op timed alone, repeated from the same state, its compute "
                      "solved on the op simulated alone";
+    doc["sources"]["compute.op_costs.switch"] = switch_how;
     exec::parse_machine(doc, opt.output);
     if (!opt.points.empty()) write_points_csv(opt.points, points);
   }
@@ -128,7 +149,8 @@ void run_calibrate(CalibrateCmdOptions opt) {
       {"GEMM / conv", fmt::format("{:.1f} / {:.1f} GFLOP/s", c.ops.gemm / 1e9, c.ops.conv / 1e9)});
   table.add_row({"dispatch overhead", fmt::format("{:.0f} ns", c.ops.dispatch_ns)});
   for (const auto& [family, f] : costs.families) {
-    const bool fixed_only = family.rfind("view.", 0) == 0 || family.rfind("default.", 0) == 0;
+    const bool fixed_only = family.rfind("view.", 0) == 0 || family.rfind("default.", 0) == 0 ||
+                            family.rfind("switch.", 0) == 0;
     std::string terms =
         f.per_kernel_ns > 0 ? fmt::format(" + {:.0f} ns/kernel", f.per_kernel_ns) : "";
     if (f.per_channel_ns > 0) terms += fmt::format(" + {:.0f} ns/channel", f.per_channel_ns);
@@ -143,6 +165,10 @@ void run_calibrate(CalibrateCmdOptions opt) {
          family.rfind("default.", 0) == 0
              ? fmt::format("fixed {:.0f} ns (median of {} families' fixed costs)", f.fixed_ns,
                            f.points)
+         : family.rfind("switch.", 0) == 0
+             ? fmt::format("{:.0f} ns + {:.0f} ns per MiB the update touches (over {} layers "
+                           "at 2 widths)",
+                           f.fixed_ns, f.per_mib_ns, f.points)
          : fixed_only
              ? fmt::format("fixed {:.0f} ns, fit error {:.1f}% over {} points", f.fixed_ns,
                            f.fit_error_pct, f.points)

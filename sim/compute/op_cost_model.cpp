@@ -147,6 +147,37 @@ OpCost family_cost(const FamilyCost& f, double peak, std::int64_t work, int kern
   return c;
 }
 
+Tick switch_cost(const OpCostModel& model, const schedule::Schedule& schedule,
+                 const schedule::Op& op) {
+  if (model.families.empty()) return 0;
+  const bool update = op.kind == OpKind::Update;
+  // The schedule's optimizer's own ("switch.U.sgd"), else the general one.
+  const std::string name = update ? "switch.U" : "switch.after_U";
+  const FamilyCost* f = model.find(name + "." + schedule.optimizer);
+  if (!f) f = model.find(name);
+  if (!f) return 0;
+  for (int j = op.id - 1; j >= 0; --j) {
+    const auto& prev = schedule.ops[static_cast<std::size_t>(j)];
+    if (prev.stream != op.stream) continue;
+    if ((prev.kind == OpKind::Update) == update) return 0;
+    const double mib = double(touched_bytes(schedule, update ? op : prev)) / double(1 << 20);
+    return ns(f->fixed_ns + f->per_mib_ns * mib);
+  }
+  return 0;
+}
+
+std::int64_t touched_bytes(const schedule::Schedule& schedule, const schedule::Op& op) {
+  std::vector<int> seen;
+  std::int64_t bytes = 0;
+  for (const auto& pass : op.passes)
+    for (const auto& a : pass.accesses) {
+      if (std::find(seen.begin(), seen.end(), a.tensor) != seen.end()) continue;
+      seen.push_back(a.tensor);
+      bytes += schedule.tensors[static_cast<std::size_t>(a.tensor)].bytes;
+    }
+  return bytes;
+}
+
 std::string default_family(const schedule::Op& op) {
   return fmt::format("default.{}", schedule::to_string(op.kind));
 }
@@ -199,17 +230,21 @@ OpCostModel parse_op_cost_model(const JsonView& v) {
     f.require_object();
     f.reject_unknown_keys({"fixed_ns", "per_kernel_ns", "per_channel_ns", "efficiency", "half_m",
                            "half_n", "half_k", "half_elements", "fit_error_pct", "points",
-                           "dropped_points", "anchors", "anchor_reach", "local_error_pct"});
+                           "dropped_points", "anchors", "anchor_reach", "local_error_pct",
+                           "per_mib_ns"});
     if (key.empty() || key.find('.') == std::string::npos)
       f.fail(
-          "a family named <layer op>.<F|Bx|Bw|L>, update.<optimizer>.<impl>, view.<kind> or "
-          "default.<kind>");
+          "a family named <layer op>.<F|Bx|Bw|L>, update.<optimizer>.<impl>, view.<kind>, "
+          "default.<kind> or switch.<U|after_U>");
     FamilyCost c;
     c.fixed_ns = f.at("fixed_ns").as_number_in(0, 1e9);
     c.per_kernel_ns = f.get_number("per_kernel_ns", 0);
     if (c.per_kernel_ns < 0) f.at("per_kernel_ns").fail_got("a time in ns >= 0");
     c.per_channel_ns = f.get_number("per_channel_ns", 0);
     if (c.per_channel_ns < 0) f.at("per_channel_ns").fail_got("a time in ns >= 0");
+    c.per_mib_ns = f.get_number("per_mib_ns", 0);
+    if (!(c.per_mib_ns >= 0 && c.per_mib_ns <= 1e9))
+      f.at("per_mib_ns").fail_got("a time in ns in [0, 1e9]");
     // Above 1: FLOPs are the mathematical count (workload/cost.h), and a convolution
     // algorithm may do fewer (Winograd), so the achieved rate can pass the FMA peak.
     c.efficiency = f.at("efficiency").as_number();
@@ -265,6 +300,7 @@ nlohmann::json op_cost_model_json(const OpCostModel& m) {
     nlohmann::json f{{"fixed_ns", round(c.fixed_ns, 4)}, {"efficiency", round(c.efficiency, 4)}};
     if (c.per_kernel_ns > 0) f["per_kernel_ns"] = round(c.per_kernel_ns, 4);
     if (c.per_channel_ns > 0) f["per_channel_ns"] = round(c.per_channel_ns, 4);
+    if (c.per_mib_ns > 0) f["per_mib_ns"] = round(c.per_mib_ns, 4);
     if (c.half_m > 0) f["half_m"] = round(c.half_m, 3);
     if (c.half_n > 0) f["half_n"] = round(c.half_n, 3);
     if (c.half_k > 0) f["half_k"] = round(c.half_k, 3);

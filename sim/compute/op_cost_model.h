@@ -74,6 +74,7 @@ struct FamilyCost {
   double fixed_ns = 0;        // per op
   double per_kernel_ns = 0;   // per kernel the op launches (optimizer loops: per tensor op)
   double per_channel_ns = 0;  // per channel loop (OpShape::channels), part of the compute
+  double per_mib_ns = 0;      // switch families only: per MiB the update touches
   double efficiency = 1;      // asymptotic fraction of peak, in (0, 2] (see SCHEMA.md)
   // Half-saturation sizes (0: that size does not limit the efficiency).
   double half_m = 0, half_n = 0, half_k = 0, half_elements = 0;
@@ -127,6 +128,17 @@ std::optional<OpCost> calibrated_cost(const ComputeConfig& compute, const worklo
 // FLOP/s of the cores it runs on.
 OpCost family_cost(const FamilyCost& family, double peak_flops_per_second, std::int64_t work,
                    int kernels, const OpShape& shape);
+// The cost of crossing the update boundary (backend/switch_probe.h): "switch.U" for an
+// update whose previous op on its stream is not an update, "switch.after_U" for a
+// non-update op whose previous op is one (each "switch.U.<optimizer>" first where the file
+// has the schedule's optimizer's), each fixed_ns + per_mib_ns x the MiB the update
+// touches (switch_bytes: that update's, or the one before); 0 without those families, or
+// at no switch. The families' fits exclude it (their probes' ops sit at no switch), so a
+// fused ordering pays it twice per layer and eager twice per step.
+Tick switch_cost(const OpCostModel& model, const schedule::Schedule& schedule,
+                 const schedule::Op& op);
+// The bytes of the distinct tensors an op's passes touch.
+std::int64_t touched_bytes(const schedule::Schedule& schedule, const schedule::Op& op);
 // The fallback family of an op kind ("default.F"), for families a machine file lacks.
 std::string default_family(const schedule::Op& op);
 

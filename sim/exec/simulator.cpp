@@ -168,6 +168,7 @@ void Simulator::start(int id) {
                      ? options_.op_delay[static_cast<std::size_t>(id)]
                      : 0;
     if (!gpu && s.program.serial > 0) delay += s.program.serial;
+    if (!gpu) delay += compute::switch_cost(machine_.compute.op_costs, schedule_, op);
     if (delay > 0) {
       queue_.schedule_in(delay, Priority::Compute, [this, id] { finish(id); });
     } else {
@@ -181,6 +182,8 @@ void Simulator::start(int id) {
   // CPU: a calibrated serial part (op_costs) replaces the dispatch model; GPU: the
   // launcher pays dispatch, so a GPU's serial part is 0 here too.
   Tick dispatch = !gpu && s.program.serial >= 0 ? s.program.serial : units_.dispatch_time(op);
+  // Crossing the update boundary on a CPU host (compute/op_cost_model.h switch_cost).
+  if (!gpu) dispatch += compute::switch_cost(machine_.compute.op_costs, schedule_, op);
   if (static_cast<std::size_t>(id) < options_.op_delay.size())
     dispatch += options_.op_delay[static_cast<std::size_t>(id)];
   if (dispatch > 0) {

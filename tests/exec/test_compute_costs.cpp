@@ -631,3 +631,88 @@ TEST_CASE("profiles measured before and after the steps: their mean, and the dri
   CHECK(mean.ops[0].cold_median == us(35));
   CHECK(mean.ops[0].cold_repeats == 6);
 }
+
+TEST_CASE("switch costs: an update after a non-update op and the op after an update, by hand") {
+  // The MLP above, 2 steps. Eager: ... Bw fc1, U fc1, U fc2 | F fc1 ...: one update after a
+  // backward op per step and the next step's first forward after an update. Backward-fused:
+  // ... Bw fc2, U fc2, Bx act, Bw fc1, U fc1 | F fc1 ...: two of each per step.
+  const auto trace = mlp();
+  auto schedule_of = [&](schedule::Ordering ordering) {
+    schedule::ScheduleOptions so;
+    so.optimizer = "sgd";
+    so.impl = schedule::OptimizerImpl::Foreach;
+    so.ordering = ordering;
+    so.steps = 2;
+    return schedule::build_schedule(trace, so);
+  };
+  const auto eager = schedule_of(schedule::Ordering::Eager);
+  const auto fused = schedule_of(schedule::Ordering::BackwardFused);
+  compute::OpCostModel m;
+  m.families["switch.U"].fixed_ns = 1000;
+  m.families["switch.after_U"].fixed_ns = 500;
+  auto total = [&](const schedule::Schedule& s, const compute::OpCostModel& model) {
+    Tick t = 0;
+    for (const auto& op : s.ops) t += compute::switch_cost(model, s, op);
+    return t;
+  };
+  // Eager: U fc1 at both steps (2 x 1000), F fc1 of step 1 (500).
+  CHECK(total(eager, m) == ns(2500));
+  // Backward-fused: U fc2, U fc1 per step (4 x 1000); Bx act per step and F fc1 of step 1
+  // (3 x 500).
+  CHECK(total(fused, m) == ns(5500));
+  CHECK(total(fused, compute::OpCostModel{}) == 0);
+  // The schedule's optimizer's own families win over the general ones: SGD's update 2000.
+  compute::OpCostModel per_optimizer = m;
+  per_optimizer.families["switch.U.sgd"].fixed_ns = 2000;
+  per_optimizer.families["switch.U.adam"].fixed_ns = 7000;
+  CHECK(total(eager, per_optimizer) == ns(2 * 2000 + 500));
+  // In a simulation on a CPU, each switch adds to its op's time before its work: with only
+  // the switch families (every op otherwise on the class-efficiency path), the step of
+  // backward-fused grows by 2 x 1000 + 2 x 500 ns and eager's by 1000 + 500.
+  nlohmann::json doc = test::defaults::tiny_cpu().json();
+  const auto plain = exec::parse_machine(doc, "tiny.json");
+  doc["compute"]["op_costs"] = {{"switch.U", {{"fixed_ns", 1000}, {"efficiency", 1}}},
+                                {"switch.after_U", {{"fixed_ns", 500}, {"efficiency", 1}}}};
+  const auto with = exec::parse_machine(doc, "tiny.json");
+  exec::SimOptions o;
+  o.warmup_steps = 1;
+  auto step = [&](const schedule::Schedule& s, const exec::Machine& machine) {
+    return exec::simulate(trace, s, machine, o).step_times.at(0);
+  };
+  CHECK(step(eager, with) - step(eager, plain) == ns(1500));
+  CHECK(step(fused, with) - step(fused, plain) == ns(3000));
+}
+
+TEST_CASE("switch costs grow with the MiB the update touches") {
+  // F, U, F on one stream; the update reads and writes two 1 MiB tensors (each counted once).
+  schedule::Schedule s;
+  for (int t = 0; t < 2; ++t) {
+    schedule::Tensor x;
+    x.id = t;
+    x.bytes = 1 << 20;
+    x.address = std::uint64_t(t) << 20;
+    s.tensors.push_back(x);
+  }
+  for (int i = 0; i < 3; ++i) {
+    schedule::Op op;
+    op.id = i;
+    op.kind = i == 1 ? schedule::OpKind::Update : schedule::OpKind::Forward;
+    op.layer = 0;
+    if (i == 1)
+      op.passes.push_back({{{0, AccessMode::Read},
+                            {1, AccessMode::Read},
+                            {0, AccessMode::Write},
+                            {1, AccessMode::Write}},
+                           0});
+    s.ops.push_back(op);
+  }
+  CHECK(compute::touched_bytes(s, s.ops[1]) == 2 << 20);
+  compute::OpCostModel m;
+  m.families["switch.U"].fixed_ns = 1000;
+  m.families["switch.U"].per_mib_ns = 300;
+  m.families["switch.after_U"].fixed_ns = 500;
+  m.families["switch.after_U"].per_mib_ns = 100;
+  CHECK(compute::switch_cost(m, s, s.ops[0]) == 0);               // nothing before it
+  CHECK(compute::switch_cost(m, s, s.ops[1]) == ns(1000 + 600));  // 2 MiB x 300
+  CHECK(compute::switch_cost(m, s, s.ops[2]) == ns(500 + 200));   // the update's 2 MiB x 100
+}

@@ -213,6 +213,13 @@ std::vector<Case> cases() {
             R"("efficiency": 0.1, "anchor_reach": 0.5}}})"),
        sim,
        {"m.json", "compute.op_costs.batch_norm.Bx.anchor_reach", "[1, 1000]"}},
+      {"switch cost per MiB negative",
+       "m.json",
+       with(kMachine, R"("threads_per_op": 2})",
+            R"("threads_per_op": 2, "op_costs": {"switch.U": {"fixed_ns": 1000,)"
+            R"("efficiency": 1, "per_mib_ns": -3}}})"),
+       sim,
+       {"m.json", "compute.op_costs.switch.U.per_mib_ns", "[0, 1e9]"}},
       {"op cost family without a kind",
        "m.json",
        with(kMachine, R"("threads_per_op": 2})",
