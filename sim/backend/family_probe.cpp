@@ -1,5 +1,7 @@
 #include "backend/family_probe.h"
 
+#include "backend/probe_trace.h"
+
 #include <fmt/format.h>
 #include <algorithm>
 #include <array>
@@ -9,6 +11,7 @@
 #include "backend/executor.h"
 #include "backend/op_profiler.h"
 #include "backend/optimizer_config.h"
+#include "backend/probe_trace.h"
 #include "compute/cost_fit.h"
 #include "compute/op_cost_terms.h"
 #include "compute/op_signature.h"
@@ -33,10 +36,10 @@ struct Probe {
 };
 
 json tensor(const std::string& name, json shape) {
-  return {{"name", name}, {"shape", std::move(shape)}};
+  return probe_tensor(name, std::move(shape));
 }
 
-workload::Trace parse(const Probe& p, std::int64_t n, const json& layers);
+workload::Trace parse(const Probe& p, const json& layers);
 
 // layer_norm -> probed layer -> flatten -> linear(4) -> cross_entropy, as trace JSON (loss
 // probes: layer_norm -> linear -> cross_entropy).
@@ -69,7 +72,7 @@ workload::Trace probe_trace(const Probe& p) {
                       {"op", "cross_entropy"},
                       {"inputs", {1, "target"}},
                       {"output", json::array()}});
-    return parse(p, n, layers);
+    return parse(p, layers);
   }
   if (out.size() > 2) {
     layers.push_back({{"id", 2},
@@ -79,33 +82,12 @@ workload::Trace probe_trace(const Probe& p) {
                       {"output", {n, features}}});
     last = 2;
   }
-  layers.push_back({{"id", 3},
-                    {"name", "head"},
-                    {"op", "linear"},
-                    {"attrs", {{"bias", true}}},
-                    {"inputs", {last}},
-                    {"output", {n, 4}},
-                    {"params", {tensor("head.weight", {4, features}), tensor("head.bias", {4})}}});
-  layers.push_back({{"id", 4},
-                    {"name", "loss"},
-                    {"op", "cross_entropy"},
-                    {"inputs", {3, "target"}},
-                    {"output", json::array()}});
-  return parse(p, n, layers);
+  append_head_and_loss(layers, 3, last, n, features);
+  return parse(p, layers);
 }
 
-workload::Trace parse(const Probe& p, std::int64_t n, const json& layers) {
-  const json doc{
-      {"format", "fusim-trace"},
-      {"version", 1},
-      {"model", "calibrate-probe"},
-      {"batch", n},
-      {"dtype", "float32"},
-      {"source", "fusim calibrate"},
-      {"inputs",
-       {tensor("input", p.input_shape), {{"name", "target"}, {"shape", {n}}, {"dtype", "int64"}}}},
-      {"layers", layers}};
-  return workload::parse_trace(doc, "calibrate probe " + p.what);
+workload::Trace parse(const Probe& p, const json& layers) {
+  return parse_probe_trace(p.input_shape, layers, "calibrate-probe", "calibrate probe " + p.what);
 }
 
 std::int64_t conv_out(std::int64_t h, int k, int s, int pad) {

@@ -9,6 +9,7 @@
 
 #include "backend/executor.h"
 #include "backend/optimizer_config.h"
+#include "backend/probe_trace.h"
 #include "backend/run_plan.h"
 #include "compute/op_cost_model.h"
 #include "schedule/schedule.h"
@@ -21,57 +22,34 @@ using nlohmann::json;
 
 constexpr int kLayers = 12, kBatch = 8;
 
-json tensor(const std::string& name, std::vector<std::int64_t> shape) {
-  return {{"name", name}, {"shape", shape}, {"dtype", "float32"}};
-}
-
 // linear, relu, linear, relu, ..., a 4-class head and cross-entropy.
 workload::Trace probe_trace(int kWidth) {
   json layers = json::array();
   int id = 0;
   json input = "input";
+  int last = -1;
   for (int l = 0; l < kLayers; ++l) {
     const std::string name = fmt::format("fc{}", l);
-    layers.push_back(
-        {{"id", id},
-         {"name", name},
-         {"op", "linear"},
-         {"attrs", {{"bias", true}}},
-         {"inputs", {input}},
-         {"output", {kBatch, kWidth}},
-         {"params",
-          {tensor(name + ".weight", {kWidth, kWidth}), tensor(name + ".bias", {kWidth})}}});
+    layers.push_back({{"id", id},
+                      {"name", name},
+                      {"op", "linear"},
+                      {"attrs", {{"bias", true}}},
+                      {"inputs", {input}},
+                      {"output", {kBatch, kWidth}},
+                      {"params",
+                       {probe_tensor(name + ".weight", {kWidth, kWidth}),
+                        probe_tensor(name + ".bias", {kWidth})}}});
     layers.push_back({{"id", id + 1},
                       {"name", fmt::format("relu{}", l)},
                       {"op", "relu"},
                       {"inputs", {id}},
                       {"output", {kBatch, kWidth}}});
-    input = id + 1;
+    input = last = id + 1;
     id += 2;
   }
-  layers.push_back({{"id", id},
-                    {"name", "head"},
-                    {"op", "linear"},
-                    {"attrs", {{"bias", true}}},
-                    {"inputs", {input}},
-                    {"output", {kBatch, 4}},
-                    {"params", {tensor("head.weight", {4, kWidth}), tensor("head.bias", {4})}}});
-  layers.push_back({{"id", id + 1},
-                    {"name", "loss"},
-                    {"op", "cross_entropy"},
-                    {"inputs", {id, "target"}},
-                    {"output", json::array()}});
-  const json doc{{"format", "fusim-trace"},
-                 {"version", 1},
-                 {"model", "calibrate-switch-probe"},
-                 {"batch", kBatch},
-                 {"dtype", "float32"},
-                 {"source", "fusim calibrate"},
-                 {"inputs",
-                  {tensor("input", {kBatch, kWidth}),
-                   {{"name", "target"}, {"shape", {kBatch}}, {"dtype", "int64"}}}},
-                 {"layers", layers}};
-  return workload::parse_trace(doc, "calibrate switch probe");
+  append_head_and_loss(layers, id, last, kBatch, kWidth);
+  return parse_probe_trace(json{kBatch, kWidth}, layers, "calibrate-switch-probe",
+                           "calibrate switch probe");
 }
 
 bool is_update(const schedule::Op& op) {
