@@ -6,7 +6,7 @@
 // calibrated machine (exec/compute_solver.h), and one model fitted per family
 // (compute/cost_fit.h). No torch types here.
 //
-// The grid (family_probe.cpp): linear (rows x in x out, 12 shapes), conv2d (kernel 1, 3, 7;
+// The grid (family_grid.cpp): linear (rows x in x out, 12 shapes), conv2d (kernel 1, 3, 7;
 // stride 1, 2; 3 to 512 channels; 2x2 to 64x64 spatial, 14 shapes), depthwise and grouped
 // conv2d (3x3 and 5x5, 16 to 1152 channels, 11), each with F, Bx and Bw; batch norm (8
 // shapes, 16 to 1152 channels), layer norm, max and average pooling, relu, relu6, gelu,

@@ -1,5 +1,5 @@
 #pragma once
-// The pieces of calibrate's probe traces (family_probe.cpp, switch_probe.cpp): small trace
+// The pieces of calibrate's probe traces (family_grid.cpp, switch_probe.cpp): small trace
 // JSON documents whose last layers are a 4-class linear head and cross-entropy, so that
 // every probe has a loss and a backward. No torch types here.
 #include <cstdint>
