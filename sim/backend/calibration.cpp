@@ -204,10 +204,12 @@ void add_streaming_level(std::vector<MeasuredLevel>& levels, const StreamingLeve
   levels.push_back(llc);
 }
 
-Calibration calibrate_host(const std::function<void(const std::string&)>& progress) {
+Calibration calibrate_host(const std::function<void(const std::string&)>& progress,
+                           int threads) {
   keep_freed_memory_in_heap();  // as measured runs do (backend/host_allocator.h)
   Calibration c;
   c.cores = int(std::max(1u, std::thread::hardware_concurrency()));
+  c.threads = threads > 0 ? std::min(threads, c.cores) : c.cores;
   progress("clock: dependent-multiply chain");
   c.clock_mhz = probe::core_clock_mhz();
   progress("vector FMA throughput");
@@ -251,8 +253,11 @@ Calibration calibrate_host(const std::function<void(const std::string&)>& progre
   c.bw_one = probe::stream_bandwidth(c.dram_array_bytes, 1, 3);
   progress(fmt::format("DRAM bandwidth, {} threads", c.cores));
   c.bw_all = probe::stream_bandwidth(c.dram_array_bytes, c.cores, 3);
-  progress("libtorch op classes (gemm, conv, elementwise, norm, reduction, pool, attention)");
-  c.ops = measure_op_classes(c.cores);
+  progress(fmt::format(
+      "libtorch op classes (gemm, conv, elementwise, norm, reduction, pool, attention), {} "
+      "thread{}",
+      c.threads, c.threads == 1 ? "" : "s"));
+  c.ops = measure_op_classes(c.threads);
   return c;
 }
 

@@ -44,6 +44,11 @@ OpClassRates measure_op_classes(int threads);  // op_probe.cpp (libtorch)
 
 struct Calibration {
   int cores = 1;
+  // Intra-op threads the op probes ran with (the machine's compute.threads_per_op): the
+  // threads the predictions are for, so that an op family's efficiency is measured against
+  // the peak of the cores it runs on. 1 on a multi-core host keeps a step on one core and
+  // its private caches (on a VM whose vCPUs share no cache, what a fused ordering reuses).
+  int threads = 1;
   double clock_mhz = 0;
   double vector_flops_per_cycle = 0;
   std::vector<LatencyPoint> curve;
@@ -102,8 +107,10 @@ std::optional<StreamingLevel> streaming_level(const std::vector<BandwidthPoint>&
 void add_streaming_level(std::vector<MeasuredLevel>& levels, const StreamingLevel& level,
                          const std::vector<LatencyPoint>& latency_curve);
 
-// progress(line) is called before each phase.
-Calibration calibrate_host(const std::function<void(const std::string&)>& progress);
+// progress(line) is called before each phase. `threads`: intra-op threads of the op probes,
+// in [1, cores] (0: every core this process sees).
+Calibration calibrate_host(const std::function<void(const std::string&)>& progress,
+                           int threads = 0);
 
 // The machine JSON (host-template.json's shape) with every number's source cited.
 nlohmann::json machine_json(const Calibration& c, const std::string& name);

@@ -33,7 +33,9 @@ std::string dram_preset() {
 nlohmann::json machine_json(const Calibration& c, const std::string& name) {
   using nlohmann::json;
   const double ghz = c.clock_mhz / 1000.0;
-  const double peak = c.cores * c.clock_mhz * 1e6 * c.vector_flops_per_cycle;
+  // The op classes ran on c.threads cores: their efficiency is against those cores' peak,
+  // as the simulator divides an op's work by the peak of its threads_per_op cores.
+  const double peak = c.threads * c.clock_mhz * 1e6 * c.vector_flops_per_cycle;
   json sources;
   json compute{{"cores", c.cores},
                {"clock_mhz", std::round(c.clock_mhz)},
@@ -47,8 +49,11 @@ nlohmann::json machine_json(const Calibration& c, const std::string& name) {
                  {"pool", round3(fraction(c.ops.pool / peak))},
                  {"attention", round3(fraction(c.ops.attention / peak))}}},
                {"dispatch_overhead_ns", std::round(c.ops.dispatch_ns)},
-               {"threads_per_op", c.cores}};
+               {"threads_per_op", c.threads}};
   sources["compute.cores"] = "std::thread::hardware_concurrency (logical CPUs this process sees)";
+  sources["compute.threads_per_op"] =
+      fmt::format("calibrate --threads: the op probes ran on {} thread{}", c.threads,
+                  c.threads == 1 ? "" : "s");
   sources["compute.clock_mhz"] = "8 dependent IMUL r64 per loop iteration, 3 cycles each";
   sources["compute.vector_flops_per_cycle"] =
       fmt::format("measured: 12 independent FMA chains, widest ISA, {:.1f} FLOP/cycle",

@@ -66,7 +66,8 @@ inline constexpr const char* kCalibrateDescription =
     "Example:\n"
     "  fusim calibrate                  (writes host.json where --machine host finds it)\n"
     "  fusim calibrate --name box -o box.json --no-op-costs\n"
-    "  fusim calibrate --points points.csv  (each probe point's measured and fitted cost)";
+    "  fusim calibrate --points points.csv  (each probe point's measured and fitted cost)\n"
+    "  fusim calibrate --threads 1 -o host1.json  (predictions for ops on one core)";
 
 inline constexpr const char* kProfileDescription =
     "Measure every distinct op of a trace (same kind, layer op, attrs, shapes and work:\n"

@@ -27,6 +27,7 @@ struct CalibrateCmdOptions {
   std::string output, name = "host";  // output: default host.json where --machine finds it
   std::string op_context = "step";    // where each probed op is timed (backend/family_probe.h)
   std::string points;                 // --points: every probe point as CSV
+  int threads = 0;                    // --threads: intra-op threads (0: every allowed core)
   bool op_costs = true;
   OutputFormat format;
 };
@@ -54,6 +55,11 @@ void run_calibrate(CalibrateCmdOptions opt) {
           "--points: expected the op-family calibration, which --no-op-costs leaves out");
     check_output_path(opt.points, "--points");
   }
+  const int cores = backend::allowed_cpus();
+  if (opt.threads > cores)
+    throw InputError(fmt::format(
+        "--threads: expected at most the {} cores this process may use, got {}", cores,
+        opt.threads));
   const auto t0 = std::chrono::steady_clock::now();
   auto progress = [&](const std::string& phase) {
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -62,7 +68,6 @@ void run_calibrate(CalibrateCmdOptions opt) {
   // Bandwidths, latencies and op times measured beside other work describe that work's
   // leftovers, not this host: say so where it is recorded (the file's sources) and here.
   const double load_before = backend::load_average();
-  const int cores = backend::allowed_cpus();
   auto busy = [&](double load) { return load > 0.5 * cores; };
   if (busy(load_before))
     fmt::print(stderr,
@@ -70,7 +75,7 @@ void run_calibrate(CalibrateCmdOptions opt) {
                "processes share the cores and memory bandwidth, so the machine file will "
                "describe what is left over; calibrate on a quiet machine\n",
                load_before, cores);
-  const auto c = backend::calibrate_host(progress);
+  const auto c = backend::calibrate_host(progress, opt.threads > 0 ? opt.threads : cores);
   auto doc = backend::machine_json(c, opt.name);
   doc["sources"]["conditions"] =
       fmt::format("load average {:.2f} before measuring, on {} cores{}", load_before, cores,
@@ -133,6 +138,7 @@ void run_calibrate(CalibrateCmdOptions opt) {
 
   Table table({"quantity", "value"});
   table.add_row({"cores", std::to_string(c.cores)});
+  table.add_row({"threads per op", std::to_string(c.threads)});
   table.add_row({"clock", fmt::format("{:.0f} MHz", c.clock_mhz)});
   table.add_row({"FP32 FLOP/cycle/core", fmt::format("{:.1f}", c.vector_flops_per_cycle)});
   for (const auto& l : c.levels)
@@ -202,6 +208,13 @@ void add_calibrate_command(CLI::App& app) {
                   "`run` times ops: what an op pays in a step, allocator and framework work "
                   "between calls included) | isolated (alone, repeated from the same state)")
       ->check(CLI::IsMember({"step", "isolated"}))
+      ->capture_default_str();
+  cmd->add_option("--threads", opt->threads,
+                  "Intra-op threads the predictions are for (compute.threads_per_op): every op "
+                  "probe runs with them (0: every core this process may use). `run`/`validate` "
+                  "then measure with the same threads. 1 keeps a step on one core and its "
+                  "private caches")
+      ->check(CLI::Range(0, 4096))
       ->capture_default_str();
   cmd->add_option("--points", opt->points,
                   "Also write every probe point as CSV (family, probe, measured_ns, cost_ns "

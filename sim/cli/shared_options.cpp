@@ -68,8 +68,8 @@ const std::vector<SharedOption>& shared_options() {
       {"--device", "Where the backend measures: cpu | cuda (a CUDA libtorch and a GPU)."},
       {"--threads",
        "Intra-op threads of the measurement; 0: the threads the prediction assumes (validate: "
-       "the --machine model's threads_per_op; profile: every allowed core, the threads_per_op "
-       "`fusim calibrate` writes; run: libtorch's default)."},
+       "the --machine model's threads_per_op; profile: every allowed core; calibrate: every "
+       "allowed core, written as the machine's threads_per_op; run: libtorch's default)."},
       {"--seed", "The seed of every random choice: the same seed gives the same output."},
       {"--json", "JSON instead of the table (docs/output_schema.md)."},
       {"--csv",

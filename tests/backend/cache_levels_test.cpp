@@ -169,3 +169,29 @@ TEST_CASE("a level whose far end drifts by less than 1.6x stays one level") {
   REQUIRE(levels.size() == 2);
   CHECK(levels[1].size == 2 * MiB);
 }
+
+// calibrate --threads 1 on a 2-core host: the op probes ran on one core, so the machine
+// says threads_per_op 1 and each op class's efficiency is its rate over one core's peak
+// (the peak the simulator divides an op's work by: compute/op_cost_terms.h cost_peak).
+TEST_CASE("machine_json: threads_per_op and the op classes' efficiency follow --threads") {
+  fusim::backend::Calibration c;
+  c.cores = 2;
+  c.clock_mhz = 1000;
+  c.vector_flops_per_cycle = 32;  // 32 GFLOP/s per core
+  c.curve = step_curve({{32 * KiB, 1.0}, {1 * MiB, 4.0}}, 90);
+  c.levels = find_cache_levels(c.curve, {}, {});
+  c.dram_latency_ns = 90;
+  c.bw_one = {10, 10, 10};
+  c.bw_all = {20, 20, 20};
+  c.ops.gemm = 16e9;
+  c.ops.dispatch_ns = 500;
+  for (const int threads : {1, 2}) {
+    c.threads = threads;
+    const auto doc = fusim::backend::machine_json(c, "box");
+    INFO(threads << " thread(s)");
+    CHECK(doc["compute"]["cores"] == 2);
+    CHECK(doc["compute"]["threads_per_op"] == threads);
+    // 16 GFLOP/s over 32 (one core) or 64 (two).
+    CHECK(doc["compute"]["efficiency"]["gemm"].get<double>() == Approx(threads == 1 ? 0.5 : 0.25));
+  }
+}

@@ -77,6 +77,9 @@ std::vector<Case> cases() {
   out.push_back({"calibrate --points without the op families",
                  "calibrate -o h.json --no-op-costs --points p.csv",
                  {"--points", "--no-op-costs"}});
+  out.push_back({"calibrate --threads beyond the cores",
+                 "calibrate -o h.json --threads 4096",
+                 {"--threads: expected at most the ", "cores this process may use, got 4096"}});
   out.push_back({"run --timeline into a folder that does not exist",
                  "run --trace " + kTrace + " --timeline no/such/t.json",
                  {"--timeline", "does not exist"}});
