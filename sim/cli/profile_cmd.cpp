@@ -202,8 +202,9 @@ void add_profile_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--threads", opt->profile.threads,
                   "Intra-op threads (0: every core this process may use, the threads_per_op "
-                  "`fusim calibrate` writes); must equal the threads_per_op of the machine "
-                  "the profile is used with")
+                  "`fusim calibrate` writes without --threads); must equal the threads_per_op "
+                  "of the machine the profile is used with (calibrate --threads 1: profile "
+                  "--threads 1)")
       ->capture_default_str();
   cmd->add_option("--min-repeats", opt->profile.min_repeats, "Timed runs per op, at least")
       ->capture_default_str();
