@@ -204,8 +204,7 @@ void add_streaming_level(std::vector<MeasuredLevel>& levels, const StreamingLeve
   levels.push_back(llc);
 }
 
-Calibration calibrate_host(const std::function<void(const std::string&)>& progress,
-                           int threads) {
+Calibration calibrate_host(const std::function<void(const std::string&)>& progress, int threads) {
   keep_freed_memory_in_heap();  // as measured runs do (backend/host_allocator.h)
   Calibration c;
   c.cores = int(std::max(1u, std::thread::hardware_concurrency()));

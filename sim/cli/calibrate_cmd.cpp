@@ -14,6 +14,7 @@
 #include "cli/backend_commands.h"
 #include "cli/commands.h"
 #include "cli/output_format.h"
+#include "compute/cost_fit.h"
 #include "core/error.h"
 #include "core/output_file.h"
 #include "core/progress.h"
@@ -57,9 +58,9 @@ void run_calibrate(CalibrateCmdOptions opt) {
   }
   const int cores = backend::allowed_cpus();
   if (opt.threads > cores)
-    throw InputError(fmt::format(
-        "--threads: expected at most the {} cores this process may use, got {}", cores,
-        opt.threads));
+    throw InputError(
+        fmt::format("--threads: expected at most the {} cores this process may use, got {}", cores,
+                    opt.threads));
   const auto t0 = std::chrono::steady_clock::now();
   auto progress = [&](const std::string& phase) {
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -180,8 +181,9 @@ void run_calibrate(CalibrateCmdOptions opt) {
                            f.fit_error_pct, f.points)
              : fmt::format("fixed {:.0f} ns{}, eff {:.3f}, fit error {:.1f}%{} over {} points{}",
                            f.fixed_ns, terms, f.efficiency, f.fit_error_pct,
-                           f.anchors.empty()
-                               ? std::string()
+                           f.anchors.empty() ? std::string()
+                           : f.anchor_reach == compute::kExactReach
+                               ? std::string(" (anchors for the probed shapes alone)")
                                : fmt::format(" ({:.1f}% with anchors of reach x{:.2f}, "
                                              "leave-one-out)",
                                              f.local_error_pct, f.anchor_reach),

@@ -160,9 +160,8 @@ void anchor_family(FamilyCost& f, const std::vector<CostPoint>& pts, double peak
     const double e = loo_error();
     if (e < best - 1e-9) best = e, best_reach = reach;
   }
-  f.anchor_reach = best_reach;
+  f.anchor_reach = best_reach == 1 ? kExactReach : best_reach;
   f.local_error_pct = best;
-  if (best_reach == 1) f.anchors.clear();
 }
 
 FamilyCost fit_family_cost(const std::vector<CostPoint>& pts, double peak, const FitTerms& terms) {

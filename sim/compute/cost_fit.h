@@ -27,6 +27,10 @@ struct CostPoint {
 };
 
 // Which optional terms a family's fit has (each 0 otherwise).
+// 2^(1/32): a shape 10% away in one size gets 6e-5 of an anchor's weight (op_cost_model.h
+// local_correction), 2% away 0.66, the same shape 1.
+inline constexpr double kExactReach = 1.0218971486541166;
+
 struct FitTerms {
   bool per_kernel = false;   // optimizer updates, whose kernels vary with the impl and tensors
   bool per_channel = false;  // batch norm and grouped convolutions (OpShape::channels)
@@ -42,7 +46,11 @@ FamilyCost fit_family_cost(const std::vector<CostPoint>& points, double peak,
 // and 4 by leave-one-out: the reach whose mean error over the points, each predicted
 // without its own anchor, is least (ties: the shorter), so that anchors are used only
 // where a family's residuals carry over between shapes (kernel regression with a
-// cross-validated bandwidth). Sets local_error_pct to that error.
+// cross-validated bandwidth). Sets local_error_pct to that error. Where no reach beats
+// the formula (1 wins), the anchors are kept at kExactReach: an op of a probed shape is a
+// measurement of that op, whatever the residuals of other shapes do (leave-one-out cannot
+// see this: it never predicts a point from its own anchor), and a shape a few percent
+// away already takes the formula alone.
 void anchor_family(FamilyCost& family, const std::vector<CostPoint>& points, double peak);
 
 // The model's time in ns for a point (what fit_family_cost fits), without anchors.

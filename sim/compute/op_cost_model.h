@@ -84,7 +84,8 @@ struct FamilyCost {
   int dropped_points = 0;  // measured but left out of the fit (backend/family_probe.h)
   std::vector<CostAnchor> anchors;
   // The anchors' reach: the factor in one size that is one standard deviation of their
-  // weight (1: the anchors are not used). anchor_family chooses it by leave-one-out.
+  // weight (1: the anchors are not used). anchor_family chooses it by leave-one-out, and
+  // kExactReach (cost_fit.h) where none carries: then only probed shapes take their anchor.
   double anchor_reach = 1;
   // Leave-one-out mean |relative error| in percent with the anchors at that reach (each
   // point predicted by the formula and the other points' anchors): what a shape between

@@ -255,7 +255,8 @@ TEST_CASE("anchors: an op near a calibrated point takes its residual, far ones t
 }
 
 TEST_CASE(
-    "anchors: their reach is chosen by leave-one-out, and none where residuals do not carry") {
+    "anchors: their reach is chosen by leave-one-out, the probed shapes alone where residuals "
+    "do not carry") {
   // Two pairs of points, each pair a factor 2^(1/4) apart in elements with one residual
   // (2x and 0.5x of a 10 us fixed cost), the pairs 10^4 apart.
   auto point = [](std::int64_t elements, double time_ns) {
@@ -277,14 +278,24 @@ TEST_CASE(
   CHECK(f.anchor_reach == 4);
   REQUIRE(f.anchors.size() == 4);
   CHECK(f.local_error_pct == Approx((3.2707 + 3.3812) / 2).epsilon(1e-3));
-  // Two lone points with opposite residuals: no reach helps, no anchors are kept, and the
-  // local error is the formula's.
+  // Two lone points with opposite residuals: no reach helps, so the anchors stay at the
+  // exact reach 2^(1/32) (a probed shape is a measurement of that op) and the local error is
+  // the formula's.
   compute::FamilyCost lone;
   lone.fixed_ns = 10000;
   compute::anchor_family(lone, {point(4096, 20000), point(40960000, 5000)}, 1e11);
-  CHECK(lone.anchor_reach == 1);
-  CHECK(lone.anchors.empty());
+  CHECK(lone.anchor_reach == compute::kExactReach);
+  REQUIRE(lone.anchors.size() == 2);
   CHECK(lone.local_error_pct == Approx(75));
+  // The probed shape itself: weight 1 beside the prior's 0.05 (the far anchor's is ~0), so
+  // 2^(1/1.05) = 1.93492.
+  compute::OpShape at;
+  at.elements = 4096;
+  CHECK(lone.local_correction(at, 1) == Approx(1.93492).epsilon(1e-4));
+  // 10% away: d = ln(4507/4097) = 0.095380, sigma = ln 2 / 32 = 0.021661, weight
+  // exp(-d^2 / (2 sigma^2)) = 6.17e-5: 2^(6.17e-5 / 0.0500617) = 1.00085.
+  at.elements = 4506;
+  CHECK(lone.local_correction(at, 1) == Approx(1.00085).epsilon(1e-4));
 }
 
 TEST_CASE("set_compute_time spreads a time over passes by FLOPs, summing exactly") {
