@@ -333,9 +333,11 @@ void add_validate_command(CLI::App& app) {
        "its own call, so every per-op time is that op's alone; graph (a PyTorch user's "
        "loop) runs all B ops inside one backward call, timed per layer by hooks"});
   cmd->add_option("--fidelity", opt->fidelity,
-                  "Simulation fidelity: line | block. block here, not simulate's line: it "
-                  "agrees with line within 2% in step time (tests/exec/test_fidelity.cpp) at "
-                  "~6x less CPU, far below the measurement's noise")
+                  "Simulation fidelity: line | block | tensor. block here, not simulate's "
+                  "tensor: it agrees with line within 2% in step time "
+                  "(tests/exec/test_fidelity.cpp) at ~6x less CPU, far below the "
+                  "measurement's noise; tensor (no lines moved) agrees with line within 2% on "
+                  "most cases of tests/exec/test_tensor_fidelity.cpp and runs in seconds")
       ->capture_default_str();
   cmd->add_option("--profile", opt->profile,
                   std::string(kProfileOptionHelp) +
