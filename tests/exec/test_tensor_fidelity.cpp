@@ -20,11 +20,23 @@
 // 512-channel conv's weight read on the 3-region curve, 192 B input and output slices
 // beside it counting as streams: +14% on those convs), gpt2-small A100 -0.65 / -1.94 /
 // -2.20%, resnet50 batch 32 on the H100 (Adam, default 4 steps) 19.02 / 19.28 ms eager /
-// backward-fused against block fidelity's 17.99 / 18.14 (+5.7 / +6.3%); now 17.52 / 17.79.
+// backward-fused against block fidelity's 17.99 / 18.14 (+5.7 / +6.3%); now 17.52 / 17.79
+// (-2.6 / -1.9%; block measured again on this tree: 17.99 / 18.14 ms, 20 minutes:
+// `fusim simulate --trace resnet50 --batch 32 --machine h100-sxm5 --optimizer adam
+// --ordering eager,backward-fused --fidelity block|tensor`).
 // With the first change alone resnet18 4-core was -3.53 / -3.94 / -4.43% (the backward
 // convs, 40% of their bytes dirty victims, read 8-18% faster than in line: the victims were
 // one sequential stream) and resnet50 on the H100 18.63 / 18.91 ms. The other rows moved by
-// under 0.5 point.
+// under 0.5 point. Not in the table, resnet18 on the whole 40-core Xeon (60 MiB LLC):
+// +10.23 / -7.89 / +4.23% before, now -1.33 / -7.89 / -5.75% (DRAM +15.9 / -100 / +0.3%:
+// there the residency differs, tensor keeping backward-fused's step in the LLC). And
+// resnet50 batch 32 on it (Adam, eager, `--steps 1`): block 407.2 ms, tensor 427.4 before
+// (+5.0%), 427.7 with the first change alone, 384.6 now (-5.6%): as `active` streams the
+// victims spread over bank groups (a lone sequential write stream is held to tCCD_L: the
+// DDR4 write-only curve peaked at 126 GB/s of 205, now 194), which line's 40 cores' victims
+// may not do as fully; not settled. The first change alone also took gpt2-small on the
+// 4-core Xeon to -2.75 / -2.95 / -2.25%: the over-counted regions had hidden the victims'
+// error there too.
 // Before the DRAM curves' loads became ops on that many cores (2026-12-03), gpt2-small
 // A100 was +6.20 / +3.29 / +5.01% (the HBM's curves capped at 59% of its bus, each chunk's
 // tail at the loaded latency) and resnet50 batch 32 on the H100 26.30 / 24.95 ms.
