@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include "mem/residency/pipes.h"
+#include "mem/residency/tensor_memory.h"
 
 using namespace fusim;
 using namespace fusim::residency;
@@ -187,4 +188,18 @@ TEST_CASE("a flow's last miss waits the latency of the others' load, not of its 
     CHECK(a == 20'480'000 + 10'000 + 90'000);
     CHECK(b == 20'480'000 + 10'000 + 90'000);
   }
+}
+
+// A chunk's ranges advance at equal rates (tensor_memory.h), so memory sees the ranges
+// still reading, averaged over the bytes read.
+TEST_CASE("a chunk's memory streams are the ranges still reading averaged over the bytes read") {
+  CHECK(streaming_regions({}) == 0);
+  CHECK(streaming_regions({0, 0}) == 0);
+  CHECK(streaming_regions({4096}) == 1);
+  CHECK(streaming_regions({4096, 0, 4096, 4096}) == Approx(3));
+  // {1, 2}: 2 bytes read while both stream, 1 while the longer one is alone: (2x2 + 1) / 3.
+  CHECK(streaming_regions({2, 1}) == Approx(5.0 / 3.0));
+  // resnet18's 512-channel 3x3 conv at 1x1 pixels: a 943 KB weight slice beside a 192 B
+  // input slice and a 192 B output slice (read for ownership) is one stream, not three.
+  CHECK(streaming_regions({192, 943680, 192}) == Approx(1).epsilon(0.002));
 }

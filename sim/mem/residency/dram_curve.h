@@ -12,11 +12,13 @@
 // it refuses (the hierarchy's outgoing queue). Pattern `stream`: `regions` tensors read
 // together, each chunk of `chunk_bytes` (all regions) cut into one consecutive piece per
 // active core, each core reading its pieces line by line, a region at a time in turn (as
-// the executor cuts a pass among an op's cores: sim/exec/simulate.h); the writes one
-// sequential stream (an LRU cache evicts oldest first). Pattern `random`: uniform lines
-// over 4 GiB. The load is the number of active cores, an op on that many cores: 1, 2, 4,
-// ... up to `cores`, until doubling gains under 2% or the read bandwidth reaches
-// `max_bandwidth`; a point does not depend on `cores` beyond that.
+// the executor cuts a pass among an op's cores: sim/exec/simulate.h); each core's writes
+// a stream of their own, paced by its reads, through pieces cut as the reads' are (a
+// victim leaves with the miss that evicts it, and the oldest lines of the last level are
+// what an op on as many cores wrote, each core its own piece of each chunk). Pattern
+// `random`: uniform lines over 4 GiB. The load is the number of active cores, an op on
+// that many cores: 1, 2, 4, ... up to `cores`, until doubling gains under 2% or the read
+// bandwidth reaches `max_bandwidth`; a point does not depend on `cores` beyond that.
 // A point is the bandwidth (reads + writes) and the mean read latency from joining the
 // FIFO to the last data beat, over a window after as long a warm-up.
 //

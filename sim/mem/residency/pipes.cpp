@@ -165,7 +165,7 @@ std::uint64_t Pipes::solution_key(std::vector<double>& key) const {
     key.insert(key.end(),
                {static_cast<double>(w.group), static_cast<double>(w.cores), w.units, w.memory_reads,
                 w.memory_read_bytes, w.memory_write_bytes, w.writeback_bytes, w.posted_bytes,
-                static_cast<double>(w.read_regions), static_cast<double>(w.deepest)});
+                w.read_regions, static_cast<double>(w.deepest)});
     for (std::size_t k = 0; k < config_.levels.size(); ++k) key.push_back(w.lookups[k]);
   }
   std::uint64_t h = 0xcbf29ce484222325ULL;

@@ -71,7 +71,7 @@ struct FlowWork {
   double memory_read_bytes = 0, memory_write_bytes = 0;  // writes: demand (waited for)
   double writeback_bytes = 0;  // dirty victims leaving with the flow's misses
   double posted_bytes = 0;     // dirty victims posted at once
-  int read_regions = 1;        // ranges with memory reads
+  double read_regions = 1;     // streams the memory reads form (streaming_regions)
   int deepest = 0;             // deepest level reached (levels = memory)
 };
 

@@ -6,6 +6,25 @@
 
 namespace fusim::residency {
 
+double streaming_regions(std::vector<double> bytes) {
+  bytes.erase(std::remove_if(bytes.begin(), bytes.end(), [](double b) { return b <= 0; }),
+              bytes.end());
+  if (bytes.empty()) return 0;
+  std::sort(bytes.begin(), bytes.end());
+  // Phase k: the ranges from k on are streaming (n - k of them), each reads its bytes past
+  // the previous range's end, at equal rates.
+  double weighted = 0, total = 0, before = 0;
+  const std::size_t n = bytes.size();
+  for (std::size_t k = 0; k < n; ++k) {
+    const double streams = static_cast<double>(n - k);
+    const double moved = streams * (bytes[k] - before);
+    weighted += streams * moved;
+    total += moved;
+    before = bytes[k];
+  }
+  return weighted / total;
+}
+
 PipeConfig TensorMemory::pipe_config(const cache::HierarchyConfig& config) {
   PipeConfig p;
   Tick path = 0;
@@ -78,7 +97,6 @@ Served TensorMemory::issue(int bin, int group, int cores, const std::vector<Tens
   FlowWork w;
   w.group = group;
   w.cores = cores;
-  w.read_regions = 0;
   // The ranges advance together, a granule per core at a time (interleave_ below).
   const Addr unit = hierarchy_.unit_bytes();
   Addr nonempty = 0;
@@ -92,7 +110,7 @@ Served TensorMemory::issue(int bin, int group, int cores, const std::vector<Tens
       const Addr first = r.addr / unit * unit;
       steps = std::max<std::size_t>(steps, (r.addr + r.bytes - first + granule - 1) / granule);
     }
-  std::vector<char> reads_memory(ranges.size(), 0);
+  std::vector<double> read_bytes(ranges.size(), 0.0);  // from memory, per range
   for (std::size_t i = 0; i < steps; ++i) {
     for (std::size_t j = 0; j < ranges.size(); ++j) {
       const TensorRange& r = ranges[j];
@@ -110,11 +128,11 @@ Served TensorMemory::issue(int bin, int group, int cores, const std::vector<Tens
       a.bytes = hi - lo;
       a.write = r.write;
       hierarchy_.access(a, s);
-      if (s.memory_read_bytes > 0) reads_memory[j] = 1;
+      read_bytes[j] += static_cast<double>(s.memory_read_bytes);
       total += s;
     }
   }
-  for (char m : reads_memory) w.read_regions += m;
+  w.read_regions = streaming_regions(std::move(read_bytes));
   const int n = hierarchy_.levels();
   w.units = static_cast<double>(total.units);
   for (int k = 0; k < n; ++k) {
@@ -128,7 +146,7 @@ Served TensorMemory::issue(int bin, int group, int cores, const std::vector<Tens
   w.posted_bytes = static_cast<double>(total.unpaced_writeback_bytes);
   w.memory_reads = w.memory_read_bytes / static_cast<double>(hierarchy_.unit_bytes());
   if (total.memory_read_bytes + total.memory_write_bytes > 0) w.deepest = n;  // waits on memory
-  w.read_regions = std::max(1, w.read_regions);
+  w.read_regions = std::max(1.0, w.read_regions);
   memory_bytes_ += total.memory_read_bytes + total.memory_write_bytes + total.writeback_bytes;
   if (total.units == 0) {  // nothing to move (the caller's ranges were all empty)
     const Tick now = queue_.now();

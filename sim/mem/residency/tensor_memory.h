@@ -47,6 +47,20 @@ struct TensorRange {
 // 2.5x fewer instructions; step time +0.03%, DRAM bytes -0.03%).
 constexpr std::uint64_t kInterleaveUnits = 64;
 
+// The number of streams main memory sees for a chunk whose ranges read `bytes` from it
+// (one entry per range): the count of ranges still reading, averaged over the bytes read.
+// The line model runs each range of a core as its own transfer, the transfers taking turns
+// at the core's port, so the ranges advance at equal rates and a short one finishes first:
+// the bytes read while k ranges are still streaming reach the controller as k interleaved
+// streams (the curves' `regions`: dram_curve.h), and a range of a few lines among a
+// megabyte (a conv's 192 B input slice next to its 9.4 MB weight) adds a few lines of a
+// second stream, not a second stream's row conflicts for the whole chunk. Counted as a
+// stream per range (as before) it put resnet18's 3x3 512-channel layers (1x1 pixels, the
+// weight streamed beside input and output slices that miss) on the curves of 3-4 regions,
+// 15% below the bandwidth the line model reached at 4 cores x 12 MSHRs.
+// Equal ranges give their count; {1, 2} gives (2^2 x 1 + 1 x 1) / 3 = 5/3. 0 when none.
+double streaming_regions(std::vector<double> bytes);
+
 class TensorMemory {
  public:
   using Done = std::function<void(Tick finish)>;
