@@ -1,5 +1,6 @@
 #include "compute/cost_fit.h"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <limits>
@@ -143,8 +144,13 @@ double model_time_ns(const FamilyCost& f, double peak, const CostPoint& p) {
 
 void anchor_family(FamilyCost& f, const std::vector<CostPoint>& pts, double peak) {
   f.anchors.clear();
+  // Clamped into what a machine file holds (op_cost_model.h kMaxAnchorRatio): calibrate
+  // wrote an Adam loop update's smallest point at 1498x its formula, and the file failed to
+  // load after the measurement.
   for (const auto& p : pts)
-    f.anchors.push_back({p.shape, p.kernels, p.time_ns / model_time_ns(f, peak, p)});
+    f.anchors.push_back({p.shape, p.kernels,
+                         std::clamp(p.time_ns / model_time_ns(f, peak, p), 1 / kMaxAnchorRatio,
+                                    kMaxAnchorRatio * 0.999)});
   auto loo_error = [&] {
     double sum = 0;
     for (std::size_t i = 0; i < pts.size(); ++i) {

@@ -280,7 +280,7 @@ OpCostModel parse_op_cost_model(const JsonView& v) {
         x.shape.channels = a[4].as_int_at_least(0);
         x.kernels = static_cast<int>(a[5].as_int_at_least(0));
         x.ratio = a[6].as_number();
-        if (!(x.ratio > 0 && x.ratio < 1e3)) a[6].fail_got("a ratio in (0, 1000)");
+        if (!(x.ratio > 0 && x.ratio < kMaxAnchorRatio)) a[6].fail_got("a ratio in (0, 1000)");
         c.anchors.push_back(x);
       }
     }

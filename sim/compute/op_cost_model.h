@@ -67,8 +67,13 @@ struct OpShape {
 struct CostAnchor {
   OpShape shape;
   int kernels = 1;
-  double ratio = 1;  // measured / fitted, > 0
+  double ratio = 1;  // measured / fitted, in (0, kMaxAnchorRatio)
 };
+// A machine file's anchor ratios lie below this (a larger one is a corrupt file); the fit
+// clamps its anchors into [1 / kMaxAnchorRatio, 999] (a point the formula misses by more is
+// a family whose formula has no term for it: the relative least squares leaves an
+// under-predicted point at up to -100%, whatever its ratio).
+inline constexpr double kMaxAnchorRatio = 1000;
 
 struct FamilyCost {
   double fixed_ns = 0;        // per op

@@ -298,6 +298,28 @@ TEST_CASE(
   CHECK(lone.local_correction(at, 1) == Approx(1.00085).epsilon(1e-4));
 }
 
+// A point the formula misses by more than a machine file's anchors may say (the fit left an
+// Adam loop update's smallest point at 1498x its formula): the anchor is clamped to 999x, and
+// the model is written and read back (it failed to load, and calibrate lost its run).
+TEST_CASE("anchors: a ratio beyond what a machine file holds is clamped, and the file loads") {
+  compute::CostPoint far, near;
+  far.shape.elements = 1024;
+  far.time_ns = 5e6;  // 5000x the 1 us formula
+  near.shape.elements = 1 << 20;
+  near.time_ns = 1000;
+  compute::FamilyCost f;
+  f.fixed_ns = 1000;
+  compute::anchor_family(f, {far, near}, 1e11);
+  REQUIRE(f.anchors.size() == 2);
+  CHECK(f.anchors[0].ratio == Approx(999));
+  CHECK(f.anchors[1].ratio == Approx(1));
+  compute::OpCostModel m;
+  m.families["update.adam.loop"] = f;
+  const auto back = compute::parse_op_cost_model(
+      JsonView(compute::op_cost_model_json(m), "t.json", "compute.op_costs"));
+  CHECK(back.find("update.adam.loop")->anchors[0].ratio == Approx(999));
+}
+
 TEST_CASE("set_compute_time spreads a time over passes by FLOPs, summing exactly") {
   compute::AccessProgram p;
   p.passes.resize(3);
