@@ -34,9 +34,17 @@
 // (+5.0%), 427.7 with the first change alone, 384.6 now (-5.6%): as `active` streams the
 // victims spread over bank groups (a lone sequential write stream is held to tCCD_L: the
 // DDR4 write-only curve peaked at 126 GB/s of 205, now 194), which line's 40 cores' victims
-// may not do as fully; not settled. The first change alone also took gpt2-small on the
-// 4-core Xeon to -2.75 / -2.95 / -2.25%: the over-counted regions had hidden the victims'
-// error there too.
+// may not do as fully; not settled. Since a plateau ends a curve only with the controller
+// full (dram_curve.cpp: the 1-region write-only curve had stopped at 4 cores' 97 GB/s,
+// where 8 cores move 193; the 1-region half-write curve now also reaches 40 cores, peak 145
+// -> 149 GB/s), 384.0 ms (-5.7%; `fusim simulate --trace resnet50 --batch 32 --machine
+// xeon-8380-ddr4 --optimizer adam --ordering eager --steps 1 --fidelity tensor`, DRAM
+// 35.99 GB both): those curves decide little of its time. The table above is unchanged by
+// that rule to the last bit (re-measured 2026-12-04: the 4-core curves end at 4 cores, and
+// the A100's each at a doubling that gained under 2% with its controller full, as before),
+// and so is resnet50 batch 32 on the H100 (17.559 ms, eager, Adam, 1 step). The first
+// change alone also took gpt2-small on the 4-core Xeon to -2.75 / -2.95 / -2.25%: the
+// over-counted regions had hidden the victims' error there too.
 // Before the DRAM curves' loads became ops on that many cores (2026-12-03), gpt2-small
 // A100 was +6.20 / +3.29 / +5.01% (the HBM's curves capped at 59% of its bus, each chunk's
 // tail at the loaded latency) and resnet50 batch 32 on the H100 26.30 / 24.95 ms.
