@@ -34,15 +34,32 @@
 // (+5.0%), 427.7 with the first change alone, 384.6 now (-5.6%): as `active` streams the
 // victims spread over bank groups (a lone sequential write stream is held to tCCD_L: the
 // DDR4 write-only curve peaked at 126 GB/s of 205, now 194), which line's 40 cores' victims
-// may not do as fully; not settled. The first change alone also took gpt2-small on the
-// 4-core Xeon to -2.75 / -2.95 / -2.25%: the over-counted regions had hidden the victims'
-// error there too.
+// may not do as fully; not settled. Since a plateau ends a curve only with the controller
+// full (dram_curve.cpp: the 1-region write-only curve had stopped at 4 cores' 97 GB/s,
+// where 8 cores move 193; the 1-region half-write curve now also reaches 40 cores, peak 145
+// -> 149 GB/s), 384.0 ms (-5.7%; `fusim simulate --trace resnet50 --batch 32 --machine
+// xeon-8380-ddr4 --optimizer adam --ordering eager --steps 1 --fidelity tensor`, DRAM
+// 35.99 GB both): those curves decide little of its time. The table above is unchanged by
+// that rule to the last bit (re-measured 2026-12-04: the 4-core curves end at 4 cores, and
+// the A100's each at a doubling that gained under 2% with its controller full, as before),
+// and so is resnet50 batch 32 on the H100 (17.559 ms, eager, Adam, 1 step). The first
+// change alone also took gpt2-small on the 4-core Xeon to -2.75 / -2.95 / -2.25%: the
+// over-counted regions had hidden the victims' error there too.
 // Before the DRAM curves' loads became ops on that many cores (2026-12-03), gpt2-small
 // A100 was +6.20 / +3.29 / +5.01% (the HBM's curves capped at 59% of its bus, each chunk's
 // tail at the loaded latency) and resnet50 batch 32 on the H100 26.30 / 24.95 ms.
 // (Before the ports, the single L2/LLC port bound every stream in both fidelities and hid
 // their differences in it: gpt2-small A100 eager was +3.5%, the 40-core MLP +8.5%.)
-// Not yet within 2%, so not checked: resnet18 A100 backward-fused DRAM (+8.9%) and
+// Not yet within 2%, so not checked: resnet18 A100 backward-fused DRAM (+8.9%: mostly the
+// L2's 16 ways. Line fidelity with `--set caches.L2.assoc=256`, near the fully associative
+// LRU the stacks are, moves 126.25 MB a step against 118.41, and tensor's 128.94 is +2.1%
+// of that; eager +1.7% -> +0.4%. Per op, step 3: layer4.0.conv2's Bx, re-reading its 9.4 MB
+// weight once fc's and layer4.1's new gradients have pushed it down the 40 MiB L2, moves
+// 5.3 MB with 16 ways, 13.0 with 256 and 18.9 in tensor (LRU's scan past the capacity: a
+// set cache keeps the lines of its less loaded sets). The rest is in which op DRAM bytes
+// fall: fc's Bw 8.5 MB in tensor (line 0.5), layer4.1.conv2's update 14.2 (line 25.0 /
+// 25.5), dirty victims leaving earlier; not settled. The set-conflict model, meant for the
+// 16 ways, moved it the wrong way: +10.7%) and
 // gpt2-small A100 (backward-fused -2.2%, DRAM +2.1 / -2.3 / +2.9%: the loss's re-scan past
 // an LRU L1, cross entropy over 64 x 50257 logits: line's 4-way L1s keep part of it; per
 // op kind, eager, the linear layers' updates are +31%, the loss +31%, the forward

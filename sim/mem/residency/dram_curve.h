@@ -17,8 +17,10 @@
 // victim leaves with the miss that evicts it, and the oldest lines of the last level are
 // what an op on as many cores wrote, each core its own piece of each chunk). Pattern
 // `random`: uniform lines over 4 GiB. The load is the number of active cores, an op on
-// that many cores: 1, 2, 4, ... up to `cores`, until doubling gains under 2% or the read
-// bandwidth reaches `max_bandwidth`; a point does not depend on `cores` beyond that.
+// that many cores: 1, 2, 4, ... up to `cores`, until doubling gains under 2% with the
+// controller full (most requests refused on arrival: a plateau with room in its queues is
+// the few streams' addresses, and more cores may pass it) or the read bandwidth reaches
+// `max_bandwidth`; a point does not depend on `cores` beyond that.
 // A point is the bandwidth (reads + writes) and the mean read latency from joining the
 // FIFO to the last data beat, over a window after as long a warm-up.
 //
