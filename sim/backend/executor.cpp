@@ -11,6 +11,7 @@
 #include "backend/host_allocator.h"
 #include "backend/memory_counter.h"
 #include "backend/memory_guard.h"
+#include "backend/memory_probe.h"
 #include "backend/step_probe.h"
 #include "backend/step_state.h"
 #include "core/error.h"
@@ -230,9 +231,14 @@ RunReport execute_schedules(const workload::Trace& trace,
   };
   auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - started).count(); };
 
+  auto probe_dram = [&] {
+    if (o.dram_probe && !cuda)
+      cond.dram_triad_gbs.push_back(probe::dram_probe_gbs(cond.threads, pinned.cpus));
+  };
   for (auto& r : runs) run_iterations(r, o.warmup, false, false);
   for (int b = 0; b < blocks; ++b) {
     const int measured = std::min(o.block, o.steps - b * o.block);
+    probe_dram();
     for (auto& r : runs) {
       run_iterations(r, 1, false, false);  // re-warm: the other orderings ran in between
       run_iterations(r, measured, true, false);
@@ -248,6 +254,7 @@ RunReport execute_schedules(const workload::Trace& trace,
                                   o.ci_points, o.max_time_s),
                       100, extends ? std::size_t(100 * share()) : 0, o.progress && extends, "%");
     extra_rounds = extend_sampling(converged, elapsed, o.max_time_s, [&] {
+      probe_dram();
       for (auto& r : runs) {
         run_iterations(r, 1, false, true);
         run_iterations(r, o.block, true, true);

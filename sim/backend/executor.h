@@ -36,6 +36,10 @@ struct RunOptions {
   // processes and is dropped (0: keep every step).
   double min_cpu_ratio = 0.9;
   bool pin = true;  // CPU: pin the intra-op threads one per core
+  // CPU: before each round of blocks, time the DRAM bandwidth probe (memory_probe.h,
+  // dram_probe_gbs, ~20-40 ms outside the measured steps; the re-warm step after it refills
+  // the caches) with the run's threads: RunConditions::dram_triad_gbs.
+  bool dram_probe = true;
   // build_run_schedules: the orderings built for each of these executions, in this order
   // (each schedule names its own; run_schedules runs what the schedules name).
   std::vector<schedule::Execution> executions{schedule::Execution::Layers};
@@ -73,7 +77,26 @@ struct RunConditions {
   double elapsed_s = 0;
   int rounds = 1;          // rounds of blocks (1: no extension)
   bool converged = false;  // every speedup CI within +-ci_points
+  // GB/s of the DRAM probe before each round, in order (empty: not probed). The host's
+  // memory bandwidth while the steps ran; on a shared VM it is not a constant.
+  std::vector<double> dram_triad_gbs;
 };
+
+// Min, median and max of the DRAM probe's samples (all 0 when there are none).
+struct DramSpread {
+  double min = 0, median = 0, max = 0;
+  int samples = 0;
+};
+DramSpread dram_spread(const RunConditions& c);
+// describe_run says the host's DRAM bandwidth moved when its samples span more than this
+// (max / min - 1): past it, memory-bound ops' times in different rounds are not alike.
+inline constexpr double kDramMoved = 0.15;
+
+// `validate`'s sentence comparing the run's DRAM probe (median) with the one calibrate
+// recorded (the machine's host.dram_triad_gbs, with calibrated_threads threads); empty when
+// either is missing or they differ by less than kDramMoved. The analytic path predicts for
+// the calibrated memory system, so memory-bound ops are off by about that much.
+std::string dram_drift_note(const RunConditions& c, double calibrated_gbs, int calibrated_threads);
 
 struct RunReport {
   std::vector<exec::RunResult> results;  // one per schedule, in the given order; step times
@@ -97,7 +120,8 @@ RunReport run_schedules(const workload::Trace& trace,
 
 // Plain sentences about a finished run (run_notes.cpp): each speedup inside or outside the
 // noise (and the fused orderings against each other), a CI still wider than +-ci_points,
-// a busy machine (load average, dropped steps), threads not pinned.
+// a busy machine (load average, dropped steps), DRAM bandwidth that moved during the run,
+// threads not pinned.
 std::vector<std::string> describe_run(const RunReport& report, const RunOptions& options);
 
 }  // namespace fusim::backend

@@ -1,6 +1,7 @@
 #include "backend/memory_probe.h"
 
 #include <immintrin.h>
+#include <sched.h>
 #include <sys/mman.h>
 #include <time.h>
 #include <algorithm>
@@ -46,20 +47,36 @@ struct HugeBuffer {
   std::size_t size = 0;
 };
 
-void run_threads(int threads, const std::function<void(int)>& body) {
+// `cpus` (may be empty): thread t first pins itself to cpus[t % size]. New threads inherit
+// the creator's affinity, and `run` has pinned its main thread to one core: unpinned, every
+// probe thread would share that core.
+void run_threads(int threads, const std::function<void(int)>& body,
+                 const std::vector<int>& cpus = {}) {
   std::vector<std::thread> pool;
-  for (int t = 0; t < threads; ++t) pool.emplace_back(body, t);
+  for (int t = 0; t < threads; ++t)
+    pool.emplace_back([&, t] {
+      if (!cpus.empty()) {
+        cpu_set_t set;
+        CPU_ZERO(&set);
+        CPU_SET(cpus[std::size_t(t) % cpus.size()], &set);
+        sched_setaffinity(0, sizeof(set), &set);  // best effort: a refusal only costs speed
+      }
+      body(t);
+    });
   for (auto& th : pool) th.join();
 }
 // STREAM's three arrays of n doubles, each part first touched by the thread that will use
 // it (NUMA placement as STREAM does).
 struct StreamArrays {
-  StreamArrays(std::size_t n, int threads)
+  StreamArrays(std::size_t n, int threads, const std::vector<int>& cpus = {})
       : ba(n * sizeof(double)), bb(n * sizeof(double)), bc(n * sizeof(double)) {
-    run_threads(threads, [&](int t) {
-      const std::size_t lo = n * t / threads, hi = n * (t + 1) / threads;
-      for (std::size_t i = lo; i < hi; ++i) a()[i] = 1.0, b()[i] = 2.0, c()[i] = 0.5;
-    });
+    run_threads(
+        threads,
+        [&](int t) {
+          const std::size_t lo = n * t / threads, hi = n * (t + 1) / threads;
+          for (std::size_t i = lo; i < hi; ++i) a()[i] = 1.0, b()[i] = 2.0, c()[i] = 0.5;
+        },
+        cpus);
   }
   double* a() const { return static_cast<double*>(ba.data); }
   double* b() const { return static_cast<double*>(bb.data); }
@@ -131,29 +148,46 @@ Bandwidth stream_bandwidth(std::int64_t bytes, int threads, int repeats) {
   return bw;
 }
 
+namespace {
+double triad_gbs_on(std::int64_t footprint, int threads, const std::vector<int>& cpus);
+}
+
 double triad_gbs(std::int64_t footprint, int threads) {
+  return triad_gbs_on(footprint, threads, {});
+}
+
+double dram_probe_gbs(int threads, const std::vector<int>& cpus) {
+  return triad_gbs_on(kDramProbeBytes, std::max(1, threads), cpus);
+}
+
+namespace {
+double triad_gbs_on(std::int64_t footprint, int threads, const std::vector<int>& cpus) {
   // Three arrays of footprint / 3 bytes; each thread repeats the triad over its own slice
   // `inner` times per timed run, so that thread start-up is amortised (>= ~256 MiB moved
   // per run) and a footprint that fits stays in the caches between passes.
   const std::size_t n = std::max<std::size_t>(64, std::size_t(footprint) / 3 / sizeof(double));
-  StreamArrays arrays(n, threads);
+  StreamArrays arrays(n, threads, cpus);
   double *a = arrays.a(), *b = arrays.b(), *c = arrays.c();
   const int inner = int(std::max<std::int64_t>(1, (std::int64_t(256) << 20) / footprint));
   double best = 1e30;
   for (int r = 0; r < 3; ++r) {
     const auto t0 = std::chrono::steady_clock::now();
-    run_threads(threads, [&](int t) {
-      const std::size_t lo = n * t / threads, hi = n * (t + 1) / threads;
-      for (int k = 0; k < inner; ++k) {
-        for (std::size_t i = lo; i < hi; ++i) a[i] = b[i] + 3.0 * c[i];
-        asm volatile("" : : "r"(a) : "memory");
-      }
-    });
+    run_threads(
+        threads,
+        [&](int t) {
+          const std::size_t lo = n * t / threads, hi = n * (t + 1) / threads;
+          for (int k = 0; k < inner; ++k) {
+            for (std::size_t i = lo; i < hi; ++i) a[i] = b[i] + 3.0 * c[i];
+            asm volatile("" : : "r"(a) : "memory");
+          }
+        },
+        cpus);
     best = std::min(best,
                     std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   }
   return 24.0 * double(n) * inner / best / 1e9;
 }
+}  // namespace
 
 double core_clock_mhz() {
   // A chain of dependent 64-bit multiplies: 3 cycles each on every x86-64 core of the last 15

@@ -2,6 +2,7 @@
 // Micro-benchmarks of the host's memory system and cores, for `fusim calibrate`.
 // No torch here; plain C++ threads.
 #include <cstdint>
+#include <vector>
 
 namespace fusim::backend::probe {
 
@@ -23,6 +24,16 @@ Bandwidth stream_bandwidth(std::int64_t bytes, int threads, int repeats);
 // in place with `threads` threads: the streaming bandwidth of the level that holds it.
 // Best of 3 runs.
 double triad_gbs(std::int64_t footprint, int threads);
+
+// The host's DRAM streaming bandwidth right now: triad_gbs over kDramProbeBytes with
+// `threads` threads (~20-40 ms). `calibrate` records it (the machine file's
+// "host.dram_triad_gbs") and `run` samples it once per round of blocks, so that a run can
+// say how far the memory bandwidth it had was from the calibrated one: on a shared VM it
+// moves by 2x within a minute (other tenants), and memory-bound ops' times move with it.
+// 128 MiB: past the LLC of the hosts calibrate sees (8-60 MiB), yet cheap to allocate.
+inline constexpr std::int64_t kDramProbeBytes = std::int64_t(128) << 20;
+// cpus (may be empty): thread t runs on cpus[t], as `run` pins its intra-op threads.
+double dram_probe_gbs(int threads, const std::vector<int>& cpus = {});
 
 // Core clock in MHz from a chain of dependent 64-bit integer multiplies (IMUL r64 latency 3
 // on Intel since Core 2 and AMD since Zen; memory_probe.cpp says why not adds).

@@ -3,6 +3,9 @@
 // read off an interval.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
+
 #include "backend/executor.h"
 
 namespace fusim::backend {
@@ -11,6 +14,37 @@ std::string label(const exec::RunResult& r, bool with_execution) {
   return with_execution ? fmt::format("{} ({})", r.ordering, r.execution) : r.ordering;
 }
 }  // namespace
+
+DramSpread dram_spread(const RunConditions& c) {
+  DramSpread d;
+  if (c.dram_triad_gbs.empty()) return d;
+  std::vector<double> v = c.dram_triad_gbs;
+  std::sort(v.begin(), v.end());
+  d.samples = int(v.size());
+  d.min = v.front();
+  d.max = v.back();
+  const std::size_t n = v.size();
+  d.median = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+  return d;
+}
+
+std::string dram_drift_note(const RunConditions& c, double calibrated_gbs, int calibrated_threads) {
+  const DramSpread d = dram_spread(c);
+  if (d.samples == 0 || calibrated_gbs <= 0) return {};
+  if (calibrated_threads != c.threads)
+    return fmt::format(
+        "DRAM probe: {:.1f} GB/s (median) on {} thread(s), not comparable with the machine "
+        "file's {:.1f} GB/s on {} thread(s) (host.dram_triad_gbs)",
+        d.median, c.threads, calibrated_gbs, calibrated_threads);
+  const double ratio = d.median / calibrated_gbs;
+  if (std::abs(ratio - 1) < kDramMoved) return {};
+  return fmt::format(
+      "DRAM bandwidth during the steps: median {:.1f} GB/s, {:.0f}% of the {:.1f} GB/s "
+      "calibrate measured (host.dram_triad_gbs): predictions are for the calibrated memory "
+      "system, so memory-bound ops will be about that much {} than predicted; recalibrate on a "
+      "quieter host, or compare with --profile in-run",
+      d.median, 100 * ratio, calibrated_gbs, ratio < 1 ? "slower" : "faster");
+}
 
 std::vector<std::string> describe_run(const RunReport& report, const RunOptions& o) {
   std::vector<std::string> notes;
@@ -42,6 +76,13 @@ std::vector<std::string> describe_run(const RunReport& report, const RunOptions&
         "{} schedule(s) had fewer than 2 undisturbed steps: all their steps were kept, their "
         "figures are from a busy machine",
         kept_all));
+  const DramSpread dram = dram_spread(c);
+  if (dram.samples >= 2 && dram.max > (1 + kDramMoved) * dram.min)
+    notes.push_back(fmt::format(
+        "the host's DRAM bandwidth moved during the run: the probe read {:.1f} to {:.1f} GB/s "
+        "(median {:.1f}) over {} rounds; memory-bound ops' times move with it (the orderings "
+        "are interleaved, so speedups suffer less than step times)",
+        dram.min, dram.max, dram.median, dram.samples));
   if (!c.pin_note.empty()) notes.push_back(c.pin_note);
 
   if (report.speedups.empty()) return notes;

@@ -84,6 +84,11 @@ void add_backend_options(CLI::App* cmd, BackendCmdOptions& opt, const BackendOpt
   cmd->add_flag("--no-pin", opt.no_pin,
                 "Leave the intra-op threads unpinned (default: one per core, thread t on the "
                 "t-th allowed core)");
+  cmd->add_flag("--no-dram-probe", opt.no_dram_probe,
+                "Skip the DRAM bandwidth probe before each round of blocks (default on CPU: a "
+                "128 MiB triad, ~20-40 ms outside the measured steps, reported as "
+                "conditions.dram_triad_gbs; validate compares it with the machine file's "
+                "host.dram_triad_gbs)");
 }
 
 BackendPlan resolve_backend_options(BackendCmdOptions& opt) {
@@ -95,6 +100,7 @@ BackendPlan resolve_backend_options(BackendCmdOptions& opt) {
   plan.executions = schedule::parse_executions(opt.execution);
   opt.run.executions = plan.executions;
   opt.run.pin = !opt.no_pin;
+  opt.run.dram_probe = !opt.no_dram_probe;
   backend::check_run_options(opt.run);
   plan.config = backend::optimizer_config(opt.optimizer);
   return plan;

@@ -19,6 +19,7 @@ struct BackendCmdOptions {
   std::string mixed;                 // per-layer file of --ordering mixed (schedule/mixed.h)
   std::string execution = "layers";  // --execution (schedule::parse_executions)
   bool no_pin = false;
+  bool no_dram_probe = false;
   backend::RunOptions run;
 };
 

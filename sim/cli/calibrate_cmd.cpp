@@ -3,12 +3,14 @@
 // `fusim simulate --machine` reads. Built only with libtorch (FUSIM_WITH_TORCH).
 #ifdef FUSIM_WITH_TORCH
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <algorithm>
 #include <chrono>
 #include <memory>
 
 #include "backend/calibration.h"
 #include "backend/family_probe.h"
+#include "backend/memory_probe.h"
 #include "backend/step_probe.h"
 #include "backend/switch_probe.h"
 #include "cli/backend_commands.h"
@@ -83,6 +85,17 @@ void run_calibrate(CalibrateCmdOptions opt) {
                   busy(load_before) ? " (busy: figures describe what other processes left)" : "");
   // The output must load as a machine: a failure here is a bug in calibrate, not bad input.
   const exec::Machine host = exec::parse_machine(doc, opt.output);
+  // The DRAM bandwidth the op probes had (backend/memory_probe.h, dram_probe_gbs): sampled
+  // before, between and after them, as `run` samples it during its steps, so that a
+  // validation can tell a model error from a host whose memory bandwidth moved since.
+  std::vector<double> dram_samples;
+  auto sample_dram = [&] {
+    dram_samples.push_back(backend::probe::dram_probe_gbs(host.compute.threads_per_op));
+  };
+  progress(fmt::format("DRAM bandwidth probe ({} triad, {} thread{})",
+                       format_bytes(backend::probe::kDramProbeBytes), host.compute.threads_per_op,
+                       host.compute.threads_per_op == 1 ? "" : "s"));
+  sample_dram();
   compute::OpCostModel costs;
   if (opt.op_costs) {
     // Per-op-family costs, fitted so that the simulated ops on this very machine model
@@ -105,6 +118,7 @@ void run_calibrate(CalibrateCmdOptions opt) {
     progress("op families: each through the backend's layer ops, fitted per family");
     costs = backend::calibrate_op_costs(host, fo);
     if (bar) bar->finish();
+    sample_dram();
     // What crossing the update boundary costs (backend/switch_probe.h): fused orderings
     // cross it twice per layer.
     progress("switch costs: 12-layer MLPs eager and backward-fused, per op (adam, sgd)");
@@ -131,9 +145,20 @@ void run_calibrate(CalibrateCmdOptions opt) {
                    : "each probed op timed alone, repeated from the same state, its compute "
                      "solved on the op simulated alone";
     doc["sources"]["compute.op_costs.switch"] = switch_how;
-    exec::parse_machine(doc, opt.output);
     if (!opt.points.empty()) write_points_csv(opt.points, points);
   }
+  sample_dram();
+  std::vector<double> sorted = dram_samples;
+  std::sort(sorted.begin(), sorted.end());
+  doc["host"] = {{"dram_triad_gbs", sorted[sorted.size() / 2]},
+                 {"threads", host.compute.threads_per_op},
+                 {"dram_triad_samples", dram_samples}};
+  doc["sources"]["host.dram_triad_gbs"] = fmt::format(
+      "median of {} samples of a {} triad on {} thread(s) (before, between and after the op "
+      "probes): {:.1f} GB/s",
+      dram_samples.size(), format_bytes(backend::probe::kDramProbeBytes),
+      host.compute.threads_per_op, fmt::join(dram_samples.begin(), dram_samples.end(), " "));
+  exec::parse_machine(doc, opt.output);
   write_file_atomically(opt.output, doc.dump(2) + "\n", "-o");
   progress("wrote " + opt.output);
 
@@ -152,6 +177,10 @@ void run_calibrate(CalibrateCmdOptions opt) {
   table.add_row(
       {fmt::format("DRAM read/copy/triad, {} threads", c.cores),
        fmt::format("{:.1f} / {:.1f} / {:.1f} GB/s", c.bw_all.read, c.bw_all.copy, c.bw_all.triad)});
+  table.add_row({fmt::format("DRAM probe, {} thread(s), samples", host.compute.threads_per_op),
+                 fmt::format("{:.1f} GB/s (median {:.1f}: host.dram_triad_gbs)",
+                             fmt::join(dram_samples.begin(), dram_samples.end(), " / "),
+                             doc["host"]["dram_triad_gbs"].get<double>())});
   table.add_row(
       {"GEMM / conv", fmt::format("{:.1f} / {:.1f} GFLOP/s", c.ops.gemm / 1e9, c.ops.conv / 1e9)});
   table.add_row({"dispatch overhead", fmt::format("{:.0f} ns", c.ops.dispatch_ns)});

@@ -18,7 +18,14 @@ nlohmann::json conditions_json(const backend::RunReport& report, const backend::
           {"converged", c.converged},
           {"ci_points", o.ci_points},
           {"max_time_s", o.max_time_s},
-          {"min_cpu_ratio", o.min_cpu_ratio}};
+          {"min_cpu_ratio", o.min_cpu_ratio},
+          {"dram_triad_gbs", dram_json(c)}};
+}
+
+nlohmann::json dram_json(const backend::RunConditions& c) {
+  const backend::DramSpread d = backend::dram_spread(c);
+  if (d.samples == 0) return nullptr;
+  return {{"samples", c.dram_triad_gbs}, {"min", d.min}, {"median", d.median}, {"max", d.max}};
 }
 
 nlohmann::json quality_json(const backend::StepQuality& q) {

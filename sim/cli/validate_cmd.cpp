@@ -182,6 +182,10 @@ void run_validate(ValidateCmdOptions opt) {
     predict(profile);
   }
 
+  const std::string dram_note = backend::dram_drift_note(
+      report.conditions, machine.host.dram_triad_gbs, machine.host.threads);
+  if (!dram_note.empty()) report.notes.push_back(dram_note);
+
   std::vector<Row> rows;
   for (std::size_t k = 0; k < schedules.size(); ++k) {
     const auto& m = report.results[k];
@@ -284,6 +288,9 @@ void run_validate(ValidateCmdOptions opt) {
       {"device", be.device},
       {"threads", be.run.threads},
       {"conditions", conditions_json(report, be.run)},
+      {"calibrated_dram_triad_gbs", machine.host.dram_triad_gbs > 0
+                                        ? nlohmann::json(machine.host.dram_triad_gbs)
+                                        : nlohmann::json()},
       {"results", results},
       {"mape", mape},
       {"speedup_mae_points", speedup_mae},

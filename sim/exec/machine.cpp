@@ -106,7 +106,8 @@ Machine parse_machine(nlohmann::json document, const std::string& file,
   m.file = file;
   JsonView top(document, file);
   top.require_object();
-  top.reject_unknown_keys({"name", "kind", "description", "sources", "compute", "caches", "dram"});
+  top.reject_unknown_keys(
+      {"name", "kind", "description", "sources", "compute", "caches", "dram", "host"});
   m.name = top.at("name").as_nonempty_string();
   std::string kind = top.at("kind").as_string();
   if (kind == "cpu") {
@@ -143,6 +144,14 @@ Machine parse_machine(nlohmann::json document, const std::string& file,
                       "private cache levels (one copy per core)",
                       private_lines * static_cast<std::uint64_t>(m.compute.units), 8 + 1 + 8);
   m.memory = read_memory(top.at("dram"));
+  if (auto h = top.find("host")) {
+    h->require_object();
+    h->reject_unknown_keys({"dram_triad_gbs", "threads", "dram_triad_samples"});
+    m.host.dram_triad_gbs = h->at("dram_triad_gbs").as_number_in(1e-3, 1e6);
+    m.host.threads = int(h->at("threads").as_int_at_least(1));
+    if (auto samples = h->find("dram_triad_samples"))
+      for (const auto& v : samples->elements()) v.as_number_in(1e-3, 1e6);
+  }
   return m;
 }
 

@@ -45,6 +45,15 @@ struct Machine {
   cache::HierarchyConfig caches;
   std::vector<CacheLevelSummary> cache_levels;  // as written, outermost (L1) first
   std::variant<dram::DramSpec, FixedLatency> memory;
+  // "host": what `fusim calibrate` measured of the host itself rather than of the model
+  // (absent from the presets): the DRAM bandwidth probe (backend/memory_probe.h,
+  // dram_probe_gbs) with `threads` threads, the median of its samples during calibration.
+  // `run` and `validate` compare the bandwidth their steps had with it. 0: not measured.
+  struct Host {
+    double dram_triad_gbs = 0;
+    int threads = 0;
+  };
+  Host host;
 
   // Size of the last shared level (LLC on CPUs, L2 on GPUs); 0 when the machine has none.
   std::int64_t last_level_bytes() const;

@@ -204,6 +204,49 @@ TEST_CASE("run's notes: inside or outside the noise, busy machine, dropped steps
   CHECK_FALSE(wide);  // +-0.5 points
 }
 
+TEST_CASE("run notes: the DRAM probe's spread and its drift from calibration") {
+  backend::RunConditions c;
+  c.threads = 2;
+  // No samples (CUDA, --no-dram-probe): nothing to say.
+  CHECK(backend::dram_spread(c).samples == 0);
+  CHECK(backend::dram_drift_note(c, 40.0, 2).empty());
+  // Four rounds: sorted 20, 30, 34, 40 -> median (30 + 34) / 2 = 32, spread 40 / 20 = 2x.
+  c.dram_triad_gbs = {34.0, 20.0, 40.0, 30.0};
+  const auto d = backend::dram_spread(c);
+  CHECK(d.samples == 4);
+  CHECK(d.min == 20.0);
+  CHECK(d.max == 40.0);
+  CHECK(d.median == 32.0);
+  backend::RunReport report;
+  report.conditions = c;
+  backend::RunOptions o;
+  auto has = [](const std::vector<std::string>& notes, const std::string& text) {
+    for (const auto& n : notes)
+      if (n.find(text) != std::string::npos) return true;
+    return false;
+  };
+  CHECK(has(backend::describe_run(report, o),
+            "the host's DRAM bandwidth moved during the run: the probe read 20.0 to 40.0 GB/s "
+            "(median 32.0) over 4 rounds"));
+  // 40 / 36 = 1.11 < 1 + kDramMoved: steady, no sentence.
+  report.conditions.dram_triad_gbs = {36.0, 40.0};
+  CHECK_FALSE(has(backend::describe_run(report, o), "DRAM bandwidth moved"));
+  // Median 32 against 40 calibrated: 80%, slower.
+  CHECK(
+      backend::dram_drift_note(c, 40.0, 2)
+          .find(
+              "median 32.0 GB/s, 80% of the 40.0 GB/s calibrate measured (host.dram_triad_gbs)") !=
+      std::string::npos);
+  CHECK(backend::dram_drift_note(c, 40.0, 2).find("slower than predicted") != std::string::npos);
+  // 32 against 30: 107%, within kDramMoved: nothing.
+  CHECK(backend::dram_drift_note(c, 30.0, 2).empty());
+  // 32 against 25: 128%, faster.
+  CHECK(backend::dram_drift_note(c, 25.0, 2).find("128% of the 25.0 GB/s") != std::string::npos);
+  CHECK(backend::dram_drift_note(c, 25.0, 2).find("faster than predicted") != std::string::npos);
+  // Calibrated with another thread count: said, not compared.
+  CHECK(backend::dram_drift_note(c, 40.0, 1).find("not comparable") != std::string::npos);
+}
+
 TEST_CASE("run: a thread competing for the core is seen, its steps dropped and counted") {
   // The run's one intra-op thread is pinned to the first allowed core, and so is a thread
   // that spins throughout: the scheduler shares that core between them in slices of a few

@@ -122,6 +122,29 @@ TEST_CASE("a machine is typed config: caches, a DRAM spec or a fixed memory, rea
   CHECK_THAT(error_of(fixed), Catch::Contains("m.json: dram.channels: expected one of the known"));
 }
 
+TEST_CASE("host: the DRAM probe calibrate measured, read and checked") {
+  auto doc = tiny_cpu();
+  CHECK(parse_machine(doc, "m.json").host.dram_triad_gbs == 0);  // presets: not measured
+  doc["host"] = {{"dram_triad_gbs", 37.5}, {"threads", 2}, {"dram_triad_samples", {36, 37.5, 41}}};
+  const auto m = parse_machine(doc, "m.json");
+  CHECK(m.host.dram_triad_gbs == 37.5);
+  CHECK(m.host.threads == 2);
+  auto bad = doc;
+  bad["host"]["dram_triad_gbs"] = -1;
+  CHECK_THAT(error_of(bad), Catch::Contains("m.json: host.dram_triad_gbs: expected a number in"));
+  bad = doc;
+  bad["host"]["threads"] = 0;
+  CHECK_THAT(error_of(bad),
+             Catch::Contains("m.json: host.threads: expected a positive integer, got 0"));
+  bad = doc;
+  bad["host"]["dram_triad_samples"] = {36, "fast"};
+  CHECK_THAT(error_of(bad),
+             Catch::Contains("m.json: host.dram_triad_samples[1]: expected a number"));
+  bad = doc;
+  bad["host"]["dram_gbs"] = 3;
+  CHECK_THAT(error_of(bad), Catch::Contains("m.json: host") && Catch::Contains("dram_gbs"));
+}
+
 TEST_CASE("what the DRAM system would refuse is refused when the machine is read") {
   CHECK_THAT(error_of(tiny_cpu(), {{"dram.scheduler", "fifo"}}),
              Catch::Contains("m.json: scheduler: expected one of \"fcfs\"") &&
