@@ -155,9 +155,20 @@ std::vector<Probe> probes() {
   }
   // Norms, pooling, elementwise, softmax, attention.
   // Batch norm at equal elements and at many channels of few pixels (the per-channel loops
-  // of late EfficientNet/MobileNet stages: op_cost_model.h).
-  for (auto [c, hw] : std::vector<std::pair<int, int>>{
-           {16, 32}, {64, 16}, {256, 8}, {512, 2}, {32, 64}, {96, 16}, {576, 4}, {1152, 2}})
+  // of late EfficientNet/MobileNet stages: op_cost_model.h), and planes whose size is not a
+  // whole number of vectors (OpShape::ragged_planes: 2x2, 7x7 and 14x14, as at 224x224
+  // inputs' last stages, beside 4x4, 8x8 and 16x16 that are).
+  for (auto [c, hw] : std::vector<std::pair<int, int>>{{16, 32},
+                                                       {64, 16},
+                                                       {256, 8},
+                                                       {512, 2},
+                                                       {32, 64},
+                                                       {96, 16},
+                                                       {576, 4},
+                                                       {1152, 2},
+                                                       {256, 7},
+                                                       {64, 14},
+                                                       {384, 3}})
     v.push_back({fmt::format("batch_norm {}x{}x{}", c, hw, hw),
                  {8, c, hw, hw},
                  {{"op", "batch_norm"},

@@ -106,6 +106,7 @@ compute::OpCostModel calibrate_op_costs(const exec::Machine& host, const FamilyP
     terms.per_kernel = family.rfind("update.", 0) == 0;
     terms.per_channel =
         family.rfind("batch_norm.", 0) == 0 || family.rfind("conv2d_grouped.", 0) == 0;
+    terms.per_ragged_plane = family.rfind("batch_norm.", 0) == 0;
     const auto used = informative_points(pts, exact.at(family));
     auto fit = compute::fit_family_cost(used, peaks.at(family), terms);
     fit.dropped_points = static_cast<int>(pts.size() - used.size());

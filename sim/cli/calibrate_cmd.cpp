@@ -190,6 +190,8 @@ void run_calibrate(CalibrateCmdOptions opt) {
     std::string terms =
         f.per_kernel_ns > 0 ? fmt::format(" + {:.0f} ns/kernel", f.per_kernel_ns) : "";
     if (f.per_channel_ns > 0) terms += fmt::format(" + {:.0f} ns/channel", f.per_channel_ns);
+    if (f.per_ragged_plane_ns > 0)
+      terms += fmt::format(" + {:.0f} ns/ragged plane", f.per_ragged_plane_ns);
     const std::string dropped = f.dropped_points > 0
                                     ? fmt::format(
                                           " ({} more left out: the model's memory alone was "

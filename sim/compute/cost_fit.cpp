@@ -27,6 +27,7 @@ double slowdown(const OpShape& s, const Halves& h) {
 
 struct Linear {
   double fixed = 0, per_kernel = 0, per_channel = 0, inv_eff = 1 / kMaxEfficiency;
+  double per_ragged_plane = 0;
   double rel_error = std::numeric_limits<double>::infinity();
 };
 
@@ -57,8 +58,8 @@ bool solve(std::array<std::array<double, N>, N> a, std::array<double, N> b, std:
 }
 
 // The fit's linear columns: fixed (1 per op), per_kernel (kernels), per_channel (channels),
-// inv_eff (g: the peak-efficiency time of the op's work).
-constexpr int kColumns = 4;
+// inv_eff (g: the peak-efficiency time of the op's work), per_ragged_plane (ragged planes).
+constexpr int kColumns = 5;
 
 // Weighted least squares (weights 1/t_i) of t = fixed + per_kernel*kernels +
 // per_channel*channels + inv_eff*g for one choice of halves, bounds by trying each
@@ -68,17 +69,23 @@ Linear fit_linear(const std::vector<CostPoint>& pts, const std::vector<double>& 
                   const FitTerms& terms) {
   Linear best;
   // bit 0: fixed free (else 0); bit 1: per_kernel free (else 0); bit 2: per_channel free
-  // (else 0); bit 3: inv_eff free (else at its bound 1/kMaxEfficiency).
+  // (else 0); bit 3: inv_eff free (else at its bound 1/kMaxEfficiency); bit 4:
+  // per_ragged_plane free (else 0).
   for (int mask = 0; mask < (1 << kColumns); ++mask) {
     if (!terms.per_kernel && (mask & 2)) continue;
     if (!terms.per_channel && (mask & 4)) continue;
+    if (!terms.per_ragged_plane && (mask & 16)) continue;
     std::array<int, kColumns> col{};
     std::size_t n = 0;
     for (int c = 0; c < kColumns; ++c)
       if (mask & (1 << c)) col[n++] = c;
     const double inv_bound = 1 / kMaxEfficiency;
     auto x_of = [&](const CostPoint& p, std::size_t i, int c) {
-      return c == 0 ? 1.0 : c == 1 ? double(p.kernels) : c == 2 ? double(p.shape.channels) : g[i];
+      return c == 0   ? 1.0
+             : c == 1 ? double(p.kernels)
+             : c == 2 ? double(p.shape.channels)
+             : c == 3 ? g[i]
+                      : double(p.shape.ragged_planes);
     };
     std::array<std::array<double, kColumns>, kColumns> a{};
     std::array<double, kColumns> b{}, sol{};
@@ -102,13 +109,15 @@ Linear fit_linear(const std::vector<CostPoint>& pts, const std::vector<double>& 
       if (col[r] == 1) l.per_kernel = v, feasible = feasible && v >= 0;
       if (col[r] == 2) l.per_channel = v, feasible = feasible && v >= 0;
       if (col[r] == 3) l.inv_eff = v, feasible = feasible && v >= inv_bound;
+      if (col[r] == 4) l.per_ragged_plane = v, feasible = feasible && v >= 0;
     }
     if (!feasible) continue;
     double err = 0;
     bool positive = true;
     for (std::size_t i = 0; i < pts.size(); ++i) {
       const double t = l.fixed + l.per_kernel * pts[i].kernels +
-                       l.per_channel * double(pts[i].shape.channels) + l.inv_eff * g[i];
+                       l.per_channel * double(pts[i].shape.channels) +
+                       l.per_ragged_plane * double(pts[i].shape.ragged_planes) + l.inv_eff * g[i];
       if (t <= 0) {
         positive = false;
         break;
@@ -137,7 +146,9 @@ Trial evaluate(const std::vector<CostPoint>& pts, double peak, const FitTerms& t
 }  // namespace
 
 double model_time_ns(const FamilyCost& f, double peak, const CostPoint& p) {
-  double t = f.fixed_ns + f.per_kernel_ns * p.kernels + f.per_channel_ns * double(p.shape.channels);
+  double t = f.fixed_ns + f.per_kernel_ns * p.kernels +
+             f.per_channel_ns * double(p.shape.channels) +
+             f.per_ragged_plane_ns * double(p.shape.ragged_planes);
   if (p.flops > 0) t += double(p.flops) / (peak * f.shape_efficiency(p.shape)) * 1e9;
   return t;
 }
@@ -209,6 +220,7 @@ FamilyCost fit_family_cost(const std::vector<CostPoint>& pts, double peak, const
   c.fixed_ns = best.l.fixed;
   c.per_kernel_ns = best.l.per_kernel;
   c.per_channel_ns = best.l.per_channel;
+  c.per_ragged_plane_ns = best.l.per_ragged_plane;
   c.efficiency = 1 / best.l.inv_eff;
   c.half_m = best.h.m;
   c.half_n = best.h.n;

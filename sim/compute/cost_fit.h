@@ -2,16 +2,17 @@
 // Fitting one op family's calibrated cost (op_cost_model.h) to measured points:
 //
 //   t_i = fixed + per_kernel x kernels_i + per_channel x channels_i
+//         + per_ragged_plane x ragged_planes_i
 //         + work_i / (peak x efficiency x prod_d s(d_i, h_d)),
 //   s(d, h) = d / (d + h),
 //
 // by least squares of the relative error sum_i ((t_i - T_i) / T_i)^2 against the measured
 // T_i (so a 20 us op weighs as much as a 20 ms one). The half-saturation sizes h_d are searched on
 // a log grid (0 and powers of 2 up to 2^24, then refined by quarter octaves); for each choice the
-// model is linear in (fixed, per_kernel, per_channel, 1/efficiency), solved by weighted least
-// squares with fixed, per_kernel, per_channel >= 0 and efficiency in (0, 2] (bounds by an
-// active-set search over the sixteen bound combinations). Deterministic: the same points give
-// the same fit.
+// model is linear in (fixed, per_kernel, per_channel, 1/efficiency, per_ragged_plane), solved
+// by weighted least squares with fixed, per_kernel, per_channel, per_ragged_plane >= 0 and
+// efficiency in (0, 2] (bounds by an active-set search over the 32 bound combinations).
+// Deterministic: the same points give the same fit.
 #include <cstdint>
 #include <vector>
 
@@ -32,8 +33,9 @@ struct CostPoint {
 inline constexpr double kExactReach = 1.0218971486541166;
 
 struct FitTerms {
-  bool per_kernel = false;   // optimizer updates, whose kernels vary with the impl and tensors
-  bool per_channel = false;  // batch norm and grouped convolutions (OpShape::channels)
+  bool per_kernel = false;        // optimizer updates, whose kernels vary with the impl and tensors
+  bool per_channel = false;       // batch norm and grouped convolutions (OpShape::channels)
+  bool per_ragged_plane = false;  // batch norm (OpShape::ragged_planes)
 };
 
 // `peak`: FLOP/s of the cores the points ran on (ComputeConfig::peak_flops_per_second).

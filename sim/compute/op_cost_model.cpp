@@ -104,6 +104,10 @@ OpShape op_shape(const workload::Trace& trace, const schedule::Schedule& schedul
   if (layer.op == workload::OpKind::BatchNorm) {
     const auto& x = workload::input_shape(trace, layer.inputs.at(0));
     s.channels = x.size() > 1 ? x[1] : 1;
+    std::int64_t plane = 1;
+    for (std::size_t d = 2; d < x.size(); ++d) plane *= x[d];
+    if (x.size() > 2 && plane > 1 && plane % kVectorFloats != 0)
+      s.ragged_planes = x[0] * s.channels;
   }
   if (layer.op == workload::OpKind::Conv2d && layer.attrs.groups > 1)
     s.channels = layer.attrs.groups;
@@ -141,7 +145,8 @@ OpCost family_cost(const FamilyCost& f, double peak, std::int64_t work, int kern
   OpCost c;
   const double local = f.local_correction(shape, kernels);
   c.serial = ns(local * (f.fixed_ns + f.per_kernel_ns * kernels));
-  double compute_ps = f.per_channel_ns * 1e3 * double(shape.channels);
+  double compute_ps = f.per_channel_ns * 1e3 * double(shape.channels) +
+                      f.per_ragged_plane_ns * 1e3 * double(shape.ragged_planes);
   if (work > 0 && peak > 0) compute_ps += double(work) / (peak * f.shape_efficiency(shape)) * 1e12;
   c.compute = static_cast<Tick>(local * compute_ps + 0.5);
   return c;
@@ -231,7 +236,7 @@ OpCostModel parse_op_cost_model(const JsonView& v) {
     f.reject_unknown_keys({"fixed_ns", "per_kernel_ns", "per_channel_ns", "efficiency", "half_m",
                            "half_n", "half_k", "half_elements", "fit_error_pct", "points",
                            "dropped_points", "anchors", "anchor_reach", "local_error_pct",
-                           "per_mib_ns"});
+                           "per_mib_ns", "per_ragged_plane_ns"});
     if (key.empty() || key.find('.') == std::string::npos)
       f.fail(
           "a family named <layer op>.<F|Bx|Bw|L>, update.<optimizer>.<impl>, view.<kind>, "
@@ -242,6 +247,8 @@ OpCostModel parse_op_cost_model(const JsonView& v) {
     if (c.per_kernel_ns < 0) f.at("per_kernel_ns").fail_got("a time in ns >= 0");
     c.per_channel_ns = f.get_number("per_channel_ns", 0);
     if (c.per_channel_ns < 0) f.at("per_channel_ns").fail_got("a time in ns >= 0");
+    c.per_ragged_plane_ns = f.get_number("per_ragged_plane_ns", 0);
+    if (c.per_ragged_plane_ns < 0) f.at("per_ragged_plane_ns").fail_got("a time in ns >= 0");
     c.per_mib_ns = f.get_number("per_mib_ns", 0);
     if (!(c.per_mib_ns >= 0 && c.per_mib_ns <= 1e9))
       f.at("per_mib_ns").fail_got("a time in ns in [0, 1e9]");
@@ -300,6 +307,7 @@ nlohmann::json op_cost_model_json(const OpCostModel& m) {
     nlohmann::json f{{"fixed_ns", round(c.fixed_ns, 4)}, {"efficiency", round(c.efficiency, 4)}};
     if (c.per_kernel_ns > 0) f["per_kernel_ns"] = round(c.per_kernel_ns, 4);
     if (c.per_channel_ns > 0) f["per_channel_ns"] = round(c.per_channel_ns, 4);
+    if (c.per_ragged_plane_ns > 0) f["per_ragged_plane_ns"] = round(c.per_ragged_plane_ns, 4);
     if (c.per_mib_ns > 0) f["per_mib_ns"] = round(c.per_mib_ns, 4);
     if (c.half_m > 0) f["half_m"] = round(c.half_m, 3);
     if (c.half_n > 0) f["half_n"] = round(c.half_n, 3);

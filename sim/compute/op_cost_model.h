@@ -6,7 +6,7 @@
 //   serial  = fixed + per_kernel x kernels                       (dispatch, autograd boundary,
 //                                                                 allocation: runs before work)
 //   compute = work / (peak(op class, dtype, cores) x eff(shape))  (overlaps the op's memory)
-//             + per_channel x channels
+//             + per_channel x channels + per_ragged_plane x ragged_planes
 //   eff     = efficiency x prod_d  d / (d + half_d)
 //
 // `work` is the op's FLOPs, or for ops without arithmetic (concat, copies, gathers) the
@@ -56,7 +56,19 @@ struct OpShape {
   std::int64_t m = 0, n = 0, k = 0;  // GEMM-like: the per-group GEMM of this op kind
   std::int64_t elements = 0;         // others: elements of the op's largest tensor
   std::int64_t channels = 0;         // per-channel loops (batch_norm: C; grouped conv: groups)
+  // batch_norm: the (n, c) planes whose H x W is not a whole number of ATen's float vectors
+  // (kVectorFloats), else 0. ATen's contiguous batch-norm kernels walk one plane per
+  // vectorised call (aten/src/ATen/native/cpu/batch_norm_kernel.cpp: reduce_all and
+  // map2_reduce_all per plane in backward, kernel0 in forward), and a plane's tail takes
+  // Vectorized::loadu(ptr, count), a copy through a stack buffer on AVX2: a fixed cost per
+  // ragged plane (on a 2-core EPYC VM, 2x2 planes cost ~25 ns each, 4x4 ones nothing
+  // extra). 1x1 planes take the channels-last kernel, with no per-plane loop: 0.
+  std::int64_t ragged_planes = 0;
 };
+// Floats per ATen CPU vector: 8 at the AVX2 capability Debian's libtorch dispatches to
+// ("CPU capability usage: AVX2"). For square planes AVX-512's 16 gives the same ragged set:
+// hw^2 is a multiple of 8 exactly when hw is a multiple of 4, and then of 16.
+inline constexpr std::int64_t kVectorFloats = 8;
 
 // A calibrated point kept in the family (calibrate's probes): its shape and the ratio of
 // its measured cost to the fitted formula's. The formula is global over a family's shapes,
@@ -76,11 +88,12 @@ struct CostAnchor {
 inline constexpr double kMaxAnchorRatio = 1000;
 
 struct FamilyCost {
-  double fixed_ns = 0;        // per op
-  double per_kernel_ns = 0;   // per kernel the op launches (optimizer loops: per tensor op)
-  double per_channel_ns = 0;  // per channel loop (OpShape::channels), part of the compute
-  double per_mib_ns = 0;      // switch families only: per MiB the update touches
-  double efficiency = 1;      // asymptotic fraction of peak, in (0, 2] (see SCHEMA.md)
+  double fixed_ns = 0;             // per op
+  double per_kernel_ns = 0;        // per kernel the op launches (optimizer loops: per tensor op)
+  double per_channel_ns = 0;       // per channel loop (OpShape::channels), part of the compute
+  double per_ragged_plane_ns = 0;  // per ragged plane (OpShape::ragged_planes), compute
+  double per_mib_ns = 0;           // switch families only: per MiB the update touches
+  double efficiency = 1;           // asymptotic fraction of peak, in (0, 2] (see SCHEMA.md)
   // Half-saturation sizes (0: that size does not limit the efficiency).
   double half_m = 0, half_n = 0, half_k = 0, half_elements = 0;
   // As fitted, for reports: mean |relative error| of the fit in percent, and points.

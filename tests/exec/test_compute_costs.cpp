@@ -4,6 +4,7 @@
 // isolation gives its measured time back.
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <map>
 
 #include "builders/machine_builder.h"
 #include "compute/access_program.h"
@@ -188,6 +189,88 @@ TEST_CASE("cost fit: recovers a per-channel cost beside the fixed cost and effic
   // Without the term the same points cannot be fitted: channels cost is not proportional
   // to the elements.
   CHECK(compute::fit_family_cost(points, peak).fit_error_pct > 5);
+}
+
+TEST_CASE("cost fit: recovers a per-ragged-plane cost beside the per-channel one") {
+  // Batch norm over planes of 2x2, 3x3, 7x7 (ragged: not a whole number of 8-float
+  // vectors) and 4x4, 8x8 (whole): the ragged ones pay 25 ns per (n, c) plane more.
+  compute::FamilyCost truth;
+  truth.fixed_ns = 3000;
+  truth.per_channel_ns = 40;
+  truth.per_ragged_plane_ns = 25;
+  truth.efficiency = 0.05;
+  const double peak = 2e11;
+  std::vector<compute::CostPoint> points;
+  for (std::int64_t c : {64, 256, 1152})
+    for (std::int64_t hw : {2, 3, 4, 7, 8}) {
+      compute::CostPoint p;
+      p.shape.channels = c;
+      p.shape.elements = 8 * c * hw * hw;
+      p.shape.ragged_planes = (hw * hw) % compute::kVectorFloats != 0 ? 8 * c : 0;
+      p.flops = 4 * p.shape.elements;
+      p.time_ns = compute::model_time_ns(truth, peak, p);
+      points.push_back(p);
+    }
+  // By hand, c = 1152, hw = 2 (points[10]): 3000 + 40 x 1152 + 25 x 8 x 1152
+  // + 4 x 36864 / (2e11 x 0.05) x 1e9 = 3000 + 46080 + 230400 + 14745.6 = 294225.6 ns.
+  CHECK(points[10].time_ns == Approx(294225.6).epsilon(1e-9));
+  compute::FitTerms terms;
+  terms.per_channel = true;
+  terms.per_ragged_plane = true;
+  const auto fit = compute::fit_family_cost(points, peak, terms);
+  CHECK(fit.fixed_ns == Approx(3000).epsilon(1e-3));
+  CHECK(fit.per_channel_ns == Approx(40).epsilon(1e-3));
+  CHECK(fit.per_ragged_plane_ns == Approx(25).epsilon(1e-3));
+  CHECK(fit.efficiency == Approx(0.05).epsilon(1e-3));
+  CHECK(fit.fit_error_pct < 0.01);
+  // Without the term, the 2x2 planes are what the old fit missed by 4.5-5.5x.
+  terms.per_ragged_plane = false;
+  CHECK(compute::fit_family_cost(points, peak, terms).fit_error_pct > 10);
+  // And it reaches the op's cost: 2 ragged planes at 25 ns more compute, nothing serial.
+  compute::OpShape shape;
+  shape.elements = 8;
+  shape.ragged_planes = 2;
+  const auto c = compute::family_cost(fit, peak, 0, 1, shape);
+  CHECK(c.compute == Approx(2 * 25e3).epsilon(1e-3));
+}
+
+TEST_CASE("batch norm's shape: channels and ragged planes, by hand") {
+  // Batch norms over planes of 7x7 (49 floats: ragged), 4x4 (16: two whole AVX2 vectors)
+  // and 1x1 (the channels-last kernel: no per-plane loop), batch 2.
+  const auto trace = workload::parse_trace(nlohmann::json::parse(R"(
+ {"format":"fusim-trace","version":1,"model":"bn","batch":2,"dtype":"float32","source":"test",
+  "inputs":[{"name":"input","shape":[2,3,7,7]},{"name":"target","shape":[2],"dtype":"int64"}],
+  "layers":[
+   {"id":0,"name":"bn7","op":"batch_norm","attrs":{},"inputs":["input"],"output":[2,3,7,7],
+    "params":[{"name":"bn7.weight","shape":[3]},{"name":"bn7.bias","shape":[3]}]},
+   {"id":1,"name":"c4","op":"conv2d","attrs":{"kernel":[4,4],"stride":[1,1],"padding":[0,0],
+    "groups":1,"bias":false},"inputs":[0],"output":[2,5,4,4],
+    "params":[{"name":"c4.weight","shape":[5,3,4,4]}]},
+   {"id":2,"name":"bn4","op":"batch_norm","attrs":{},"inputs":[1],"output":[2,5,4,4],
+    "params":[{"name":"bn4.weight","shape":[5]},{"name":"bn4.bias","shape":[5]}]},
+   {"id":3,"name":"c1","op":"conv2d","attrs":{"kernel":[4,4],"stride":[1,1],"padding":[0,0],
+    "groups":1,"bias":false},"inputs":[2],"output":[2,6,1,1],
+    "params":[{"name":"c1.weight","shape":[6,5,4,4]}]},
+   {"id":4,"name":"bn1","op":"batch_norm","attrs":{},"inputs":[3],"output":[2,6,1,1],
+    "params":[{"name":"bn1.weight","shape":[6]},{"name":"bn1.bias","shape":[6]}]},
+   {"id":5,"name":"flatten","op":"flatten","attrs":{"start_dim":1,"end_dim":-1},"inputs":[4],
+    "output":[2,6]},
+   {"id":6,"name":"loss","op":"cross_entropy","attrs":{},"inputs":[5,"target"],"output":[]}]})"),
+                                           "bn.json");
+  schedule::ScheduleOptions so;
+  so.optimizer = "sgd";
+  so.steps = 1;
+  const auto s = schedule::build_schedule(trace, so);
+  std::map<int, compute::OpShape> forward;
+  for (const auto& op : s.ops)
+    if (op.kind == schedule::OpKind::Forward) forward[op.layer] = compute::op_shape(trace, s, op);
+  CHECK(forward[0].channels == 3);
+  CHECK(forward[0].ragged_planes == 2 * 3);
+  CHECK(forward[2].channels == 5);
+  CHECK(forward[2].ragged_planes == 0);
+  CHECK(forward[4].channels == 6);
+  CHECK(forward[4].ragged_planes == 0);
+  CHECK(forward[1].ragged_planes == 0);  // a convolution has no planes of its own
 }
 
 TEST_CASE("cost fit: noisy points give a fit error of the noise's size") {

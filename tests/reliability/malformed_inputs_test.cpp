@@ -192,6 +192,13 @@ std::vector<Case> cases() {
             R"("efficiency": 0.1, "per_channel_ns": -5}}})"),
        sim,
        {"m.json", "compute.op_costs.batch_norm.Bx.per_channel_ns", "-5"}},
+      {"negative per-ragged-plane cost",
+       "m.json",
+       with(kMachine, R"("threads_per_op": 2})",
+            R"("threads_per_op": 2, "op_costs": {"batch_norm.Bw": {"fixed_ns": 1000,)"
+            R"("efficiency": 0.1, "per_ragged_plane_ns": -1}}})"),
+       sim,
+       {"m.json", "compute.op_costs.batch_norm.Bw.per_ragged_plane_ns", "-1"}},
       {"op cost anchor of 3 numbers",
        "m.json",
        with(kMachine, R"("threads_per_op": 2})",
