@@ -78,6 +78,12 @@ class DramSystem final : public mem::MemoryPort {
   void send_at(const mem::MemRequest& request, Tick at, WakePolicy& wake);
   // the channels of a request's atoms, in first-use order,
   void channels_of(const mem::MemRequest& request, std::vector<int>& out) const;
+  // the channel of a one-atom request (-1 for a larger one) and whether it has room there
+  // (what will_accept answers for it),
+  int single_channel(const mem::MemRequest& request) const {
+    return request.bytes <= atom_bytes_ ? mapping_.channel_of(request.addr) : -1;
+  }
+  bool has_room(int ch, bool is_write) const { return channels_[ch]->has_room(is_write); }
   // whether a refused sender waits for the retry,
   bool retry_requested() const { return retry_requested_; }
   // and the policy that wakes the channels from now on (DirectReplay hands over to one).
