@@ -104,12 +104,13 @@ std::uint64_t DirectReplay::run(const TraceRequest* trace, std::size_t count, st
     r.is_write = t.is_write;
     r.requester = t.requester;
     r.id = sent;
-    const int one = dram_.single_channel(r);
+    std::uint32_t atoms = 0;
+    const int one = dram_.single_channel(r, atoms);
     if (one >= 0) {
-      // A one-atom request (every line of a trace of lines): the loop below with `needed`
-      // holding that one channel, without building the list or mapping it three times.
+      // A request for one channel (every line of a trace of lines): the loop below with
+      // `needed` holding that one channel, without building the list or mapping it again.
       touch(one);
-      while (!dram_.has_room(one, r.is_write)) {
+      while (!dram_.has_room(one, r.is_write, atoms)) {
         Cycle column = kNoCycle;
         while (column == kNoCycle) {
           FUSIM_ASSERT(next_[one] != kNoCycle, "replay refused with the needed DRAM channel idle");
