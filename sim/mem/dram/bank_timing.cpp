@@ -9,6 +9,14 @@ BankTiming::BankTiming(const Organization& org, const Timing& t)
       banks_per_group_(org.banks_per_group),
       lanes_(lanes(org.banks_per_channel())),
       read_to_write_(t.tCL + t.tBL + 2 - t.tCWL),
+      column_to_column_(std::max(t.tCCD_S, t.tBL)),
+      read_to_write_other_(t.tCL + t.tBL + t.tRTRS - t.tCWL),
+      read_to_read_other_(t.tBL + t.tRTRS),
+      write_to_pre_(t.tCWL + t.tBL + t.tWR),
+      write_to_read_group_(t.tCWL + t.tBL + t.tWTR_L),
+      write_to_read_rank_(t.tCWL + t.tBL + t.tWTR_S),
+      write_to_write_other_(t.tBL + t.tRTRS),
+      write_to_read_other_(t.tCWL + t.tBL + t.tRTRS - t.tCL),
       near_(kNearKinds * lanes_, 0),
       refpb_bank_(lanes_, 0),
       rank_(static_cast<std::size_t>(org.ranks) * kCommandKinds, 0),
@@ -48,23 +56,24 @@ void BankTiming::issue(Command c, int r, int g, int b, Cycle at) {
     case Command::RD:
       push_bank(b, Command::PRE, at + t.tRTP);
       push_group(r, g, Command::RD, at + t.tCCD_L);
-      push(at_rank(r, Command::RD), at + std::max(t.tCCD_S, t.tBL));
+      push(at_rank(r, Command::RD), at + column_to_column_);
+      push(at_rank(r, Command::WR), at + read_to_write_);
       for (int o = 0; o < ranks_; ++o) {
-        push(at_rank(o, Command::WR),
-             at + (o == r ? read_to_write_ : t.tCL + t.tBL + t.tRTRS - t.tCWL));
-        if (o != r) push(at_rank(o, Command::RD), at + t.tBL + t.tRTRS);
+        if (o == r) continue;
+        push(at_rank(o, Command::WR), at + read_to_write_other_);
+        push(at_rank(o, Command::RD), at + read_to_read_other_);
       }
       break;
     case Command::WR:
-      push_bank(b, Command::PRE, at + t.tCWL + t.tBL + t.tWR);
+      push_bank(b, Command::PRE, at + write_to_pre_);
       push_group(r, g, Command::WR, at + t.tCCD_L);
-      push_group(r, g, Command::RD, at + t.tCWL + t.tBL + t.tWTR_L);
-      push(at_rank(r, Command::WR), at + std::max(t.tCCD_S, t.tBL));
-      push(at_rank(r, Command::RD), at + t.tCWL + t.tBL + t.tWTR_S);
+      push_group(r, g, Command::RD, at + write_to_read_group_);
+      push(at_rank(r, Command::WR), at + column_to_column_);
+      push(at_rank(r, Command::RD), at + write_to_read_rank_);
       for (int o = 0; o < ranks_; ++o) {
         if (o == r) continue;
-        push(at_rank(o, Command::WR), at + t.tBL + t.tRTRS);
-        push(at_rank(o, Command::RD), at + t.tCWL + t.tBL + t.tRTRS - t.tCL);
+        push(at_rank(o, Command::WR), at + write_to_write_other_);
+        push(at_rank(o, Command::RD), at + write_to_read_other_);
       }
       break;
     case Command::REFab:

@@ -49,6 +49,10 @@ class BankTiming {
   // A bank-group level: pushed into each bank of the group (contiguous flat banks).
   void push_group(int r, int g, Command c, Cycle v) {
     Cycle* n = &near_[static_cast<int>(c) * lanes_ + (r * bankgroups_ + g) * banks_per_group_];
+    if (banks_per_group_ == 4) {  // (every preset: DDR4, DDR5, HBM) unrolled, no loop branch
+      push(n[0], v), push(n[1], v), push(n[2], v), push(n[3], v);
+      return;
+    }
     for (int k = 0; k < banks_per_group_; ++k) push(n[k], v);
   }
   Cycle& at_rank(int r, Command c) { return rank_[r * kCommandKinds + static_cast<int>(c)]; }
@@ -62,7 +66,16 @@ class BankTiming {
   Timing t_;
   int ranks_, bankgroups_, banks_per_group_;
   std::size_t lanes_;
-  Cycle read_to_write_;            // RL + BL/2 - WL + 2 tCK (JESD79-4 §4.21)
+  Cycle read_to_write_;  // RL + BL/2 - WL + 2 tCK (JESD79-4 §4.21)
+  // The sums issue() pushes by, worked out once (names: command, then the level it moves).
+  Cycle column_to_column_;         // max(tCCD_S, tBL), same rank
+  Cycle read_to_write_other_;      // to another rank: RL + BL/2 + tRTRS - WL
+  Cycle read_to_read_other_;       // tBL + tRTRS
+  Cycle write_to_pre_;             // WL + BL/2 + tWR
+  Cycle write_to_read_group_;      // WL + BL/2 + tWTR_L
+  Cycle write_to_read_rank_;       // WL + BL/2 + tWTR_S
+  Cycle write_to_write_other_;     // tBL + tRTRS
+  Cycle write_to_read_other_;      // WL + BL/2 + tRTRS - RL
   std::vector<Cycle> near_;        // [command * lanes + bank], command < kNearKinds
   std::vector<Cycle> refpb_bank_;  // the bank level of REFpb
   std::vector<Cycle> rank_;        // [rank * kCommandKinds + command]

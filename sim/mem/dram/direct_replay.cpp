@@ -104,6 +104,28 @@ std::uint64_t DirectReplay::run(const TraceRequest* trace, std::size_t count, st
     r.is_write = t.is_write;
     r.requester = t.requester;
     r.id = sent;
+    std::uint32_t atoms = 0;
+    const int one = dram_.single_channel(r, atoms);
+    if (one >= 0) {
+      // A request for one channel (every line of a trace of lines): the loop below with
+      // `needed` holding that one channel, without building the list or mapping it again.
+      touch(one);
+      while (!dram_.has_room(one, r.is_write, atoms)) {
+        Cycle column = kNoCycle;
+        while (column == kNoCycle) {
+          FUSIM_ASSERT(next_[one] != kNoCycle, "replay refused with the needed DRAM channel idle");
+          if (dram_.next_is_column(one))
+            column = next_[one];
+          else
+            issue(one);
+        }
+        begin_action(column);
+        touch(one);
+      }
+      dram_.send_at(r, now_, *this);
+      ++sent;
+      continue;
+    }
     dram_.channels_of(r, needed);
     for (const int ch : needed) touch(ch);
     while (!dram_.will_accept(r)) {

@@ -121,7 +121,8 @@ void DramSystem::send_at(const mem::MemRequest& request, Tick at, WakePolicy& wa
   }
   ++live_;
   // A request is seen by the controller at the first clock edge at or after it arrives.
-  const Cycle arrival = clock_.next_edge(at) / clock_.period();
+  // (ceil(at / period): next_edge(at) / period in one division.)
+  const Cycle arrival = (at + clock_.period() - 1) / clock_.period();
   Slot& slot = slots_[token];
   slot.request = request;
   slot.arrival = arrival;

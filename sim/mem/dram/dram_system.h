@@ -78,6 +78,24 @@ class DramSystem final : public mem::MemoryPort {
   void send_at(const mem::MemRequest& request, Tick at, WakePolicy& wake);
   // the channels of a request's atoms, in first-use order,
   void channels_of(const mem::MemRequest& request, std::vector<int>& out) const;
+  // the one channel all atoms of `request` go to, with their count in `atoms` (-1 where
+  // they go to several: a line of HBM atoms stays in one), and whether it has room for
+  // them there (what will_accept answers for such a request),
+  int single_channel(const mem::MemRequest& request, std::uint32_t& atoms) const {
+    if (request.bytes <= atom_bytes_) {
+      atoms = 1;
+      return mapping_.channel_of(request.addr);
+    }
+    const BlockPlan& p = plan(request);
+    if (p.per_channel.size() != 1) return -1;
+    atoms = p.per_channel[0].second;
+    return p.per_channel[0].first;
+  }
+  bool has_room(int ch, bool is_write, std::uint32_t atoms) const {
+    const ChannelController& c = *channels_[ch];
+    const std::size_t free = c.free_entries(is_write);
+    return atoms <= free || free == c.capacity(is_write);
+  }
   // whether a refused sender waits for the retry,
   bool retry_requested() const { return retry_requested_; }
   // and the policy that wakes the channels from now on (DirectReplay hands over to one).
