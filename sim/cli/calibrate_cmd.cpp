@@ -31,6 +31,7 @@ struct CalibrateCmdOptions {
   std::string op_context = "step";    // where each probed op is timed (backend/family_probe.h)
   std::string points;                 // --points: every probe point as CSV
   int threads = 0;                    // --threads: intra-op threads (0: every allowed core)
+  std::string memory_overlap = "double-buffered";  // --memory-overlap: compute.memory_overlap
   bool op_costs = true;
   OutputFormat format;
 };
@@ -80,6 +81,10 @@ void run_calibrate(CalibrateCmdOptions opt) {
                load_before, cores);
   const auto c = backend::calibrate_host(progress, opt.threads > 0 ? opt.threads : cores);
   auto doc = backend::machine_json(c, opt.name);
+  // Before the op probes: their compute is solved on the simulated probe step, so it must be
+  // the engine the predictions will use.
+  if (opt.memory_overlap != "double-buffered")
+    doc["compute"]["memory_overlap"] = opt.memory_overlap;
   doc["sources"]["conditions"] =
       fmt::format("load average {:.2f} before measuring, on {} cores{}", load_before, cores,
                   busy(load_before) ? " (busy: figures describe what other processes left)" : "");
@@ -248,6 +253,12 @@ void add_calibrate_command(CLI::App& app) {
                   "then measure with the same threads. 1 keeps a step on one core and its "
                   "private caches")
       ->check(CLI::Range(0, 4096))
+      ->capture_default_str();
+  cmd->add_option("--memory-overlap", opt->memory_overlap,
+                  "How an op's memory time meets its compute in the model the costs are fitted "
+                  "for (compute.memory_overlap): double-buffered (overlapped, the slower sets "
+                  "the pace) or serial (added, as the ECM model has it for x86 cores)")
+      ->check(CLI::IsMember({"double-buffered", "serial"}))
       ->capture_default_str();
   cmd->add_option("--points", opt->points,
                   "Also write every probe point as CSV (family, probe, measured_ns, cost_ns "

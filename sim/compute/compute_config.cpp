@@ -112,13 +112,18 @@ ComputeConfig parse_compute_config(const JsonView& v, UnitKind kind) {
   if (kind == UnitKind::Cpu) {
     v.reject_unknown_keys({"cores", "clock_mhz", "vector_flops_per_cycle", "matrix_flops_per_cycle",
                            "matrix_for_float32", "efficiency", "dispatch_overhead_ns",
-                           "threads_per_op", "op_costs"});
+                           "threads_per_op", "op_costs", "memory_overlap"});
     c.units = unit_count(v.at("cores"), "cores");
     c.threads_per_op = static_cast<int>(v.at("threads_per_op").as_positive_int());
     if (c.threads_per_op > c.units)
       v.at("threads_per_op")
           .fail(fmt::format("at most the {} cores, got {}", c.units, c.threads_per_op));
     c.max_concurrent_kernels = c.units / c.threads_per_op;
+    if (auto o = v.find("memory_overlap")) {
+      const std::string s = o->as_string();
+      if (s != "double-buffered" && s != "serial") o->fail_got("\"double-buffered\" or \"serial\"");
+      c.serial_memory = s == "serial";
+    }
   } else {
     v.reject_unknown_keys({"sms", "clock_mhz", "vector_flops_per_cycle", "matrix_flops_per_cycle",
                            "matrix_for_float32", "efficiency", "dispatch_overhead_ns",

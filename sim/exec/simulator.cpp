@@ -299,9 +299,11 @@ void Simulator::advance(int id) {
       ++s.mem_done_prefix;
     bool progressed = false;
     // Double buffering: chunk j's data comes in once j-1's is in flight or done, j-2's is
-    // done, and the compute of chunk j-2 has finished.
-    if (s.next_mem < s.chunks && s.next_mem < s.mem_done_prefix + 2 &&
-        s.comp_done >= s.next_mem - 1) {
+    // done, and the compute of chunk j-2 has finished. Serial memory (compute_config.h):
+    // once chunk j-1's data is in and its compute has finished.
+    const int window = machine_.compute.serial_memory ? 1 : 2;
+    if (s.next_mem < s.chunks && s.next_mem < s.mem_done_prefix + window &&
+        s.comp_done >= s.next_mem - (window - 1)) {
       issue_chunk(id, s.next_mem++);
       progressed = true;
     }

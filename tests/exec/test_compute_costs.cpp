@@ -565,6 +565,38 @@ TEST_CASE("an op measured in isolation and simulated in isolation gives its time
   CHECK(checked >= 8);
 }
 
+TEST_CASE("serial memory: an op's memory time adds to its compute, chunk by chunk") {
+  // compute.memory_overlap "serial" (compute_config.h): with a fixed-latency memory, an
+  // op's time is its memory-only time plus its compute, exactly; double-buffered hides part
+  // of one under the other wherever an op has two chunks or more.
+  const auto trace = mlp();
+  schedule::ScheduleOptions so;
+  so.optimizer = "adam";
+  so.steps = 2;
+  const auto s = schedule::build_schedule(trace, so);
+  const auto overlapped = test::defaults::tiny_cpu().memory(50, 8).build();
+  auto serial = overlapped;
+  serial.compute.serial_memory = true;
+  auto o = no_warmup();
+  o.chunk_bytes = 64;  // several chunks even for these tiny tensors
+  const Tick compute = ns(10);
+  int checked = 0, hidden = 0;
+  for (const auto& op : s.ops) {
+    if (op.kernels == 0 || op.step != 0) continue;
+    const auto iso = exec::isolated_schedule(s, op.id, exec::kIsolationRepeats);
+    const Tick memory_only = exec::simulate_isolated(trace, iso, serial, o, 0);
+    const Tick added = exec::simulate_isolated(trace, iso, serial, o, compute);
+    const Tick both = exec::simulate_isolated(trace, iso, overlapped, o, compute);
+    INFO(compute::op_signature(trace, s, op).description);
+    CHECK(added == memory_only + compute);
+    CHECK(both <= added);
+    if (both < added) ++hidden;
+    ++checked;
+  }
+  CHECK(checked >= 8);
+  CHECK(hidden >= 4);  // the ops with two chunks or more hide memory when double-buffered
+}
+
 TEST_CASE("a profile drives every op of a schedule, and a missing op is named") {
   const auto trace = mlp();
   const auto s = sgd_foreach(trace);

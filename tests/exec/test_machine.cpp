@@ -122,6 +122,19 @@ TEST_CASE("a machine is typed config: caches, a DRAM spec or a fixed memory, rea
   CHECK_THAT(error_of(fixed), Catch::Contains("m.json: dram.channels: expected one of the known"));
 }
 
+TEST_CASE("compute.memory_overlap: double-buffered by default, serial when asked, else refused") {
+  auto doc = tiny_cpu();
+  CHECK_FALSE(parse_machine(doc, "m.json").compute.serial_memory);
+  doc["compute"]["memory_overlap"] = "serial";
+  CHECK(parse_machine(doc, "m.json").compute.serial_memory);
+  doc["compute"]["memory_overlap"] = "double-buffered";
+  CHECK_FALSE(parse_machine(doc, "m.json").compute.serial_memory);
+  doc["compute"]["memory_overlap"] = "overlapped";
+  CHECK_THAT(error_of(doc), Catch::Contains("m.json: compute.memory_overlap: expected "
+                                            "\"double-buffered\" or \"serial\", got "
+                                            "\"overlapped\""));
+}
+
 TEST_CASE("host: the DRAM probe calibrate measured, read and checked") {
   auto doc = tiny_cpu();
   CHECK(parse_machine(doc, "m.json").host.dram_triad_gbs == 0);  // presets: not measured
