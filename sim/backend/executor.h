@@ -92,6 +92,11 @@ DramSpread dram_spread(const RunConditions& c);
 // (max / min - 1): past it, memory-bound ops' times in different rounds are not alike.
 inline constexpr double kDramMoved = 0.15;
 
+// `calibrate`'s warning when its DRAM probe samples (before, between and after the op
+// probes) span more than kDramMoved: the op costs were then fitted on a host whose memory
+// bandwidth moved under them. Empty otherwise.
+std::string calibration_drift_note(const std::vector<double>& dram_samples);
+
 // `validate`'s sentence comparing the run's DRAM probe (median) with the one calibrate
 // recorded (the machine's host.dram_triad_gbs, with calibrated_threads threads); empty when
 // either is missing or they differ by less than kDramMoved. The analytic path predicts for

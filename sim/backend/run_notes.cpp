@@ -28,6 +28,18 @@ DramSpread dram_spread(const RunConditions& c) {
   return d;
 }
 
+std::string calibration_drift_note(const std::vector<double>& dram_samples) {
+  RunConditions c;
+  c.dram_triad_gbs = dram_samples;
+  const DramSpread d = dram_spread(c);
+  if (d.samples < 2 || d.max <= (1 + kDramMoved) * d.min) return {};
+  return fmt::format(
+      "the host's DRAM bandwidth moved during calibration: the probe read {:.1f} to {:.1f} "
+      "GB/s; the op costs describe a moving host (on a shared VM, calibrations minutes apart "
+      "predicted the same steps 9-30% apart): calibrate again when it is steady",
+      d.min, d.max);
+}
+
 std::string dram_drift_note(const RunConditions& c, double calibrated_gbs, int calibrated_threads) {
   const DramSpread d = dram_spread(c);
   if (d.samples == 0 || calibrated_gbs <= 0) return {};

@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "backend/calibration.h"
+#include "backend/executor.h"
 #include "backend/family_probe.h"
 #include "backend/memory_probe.h"
 #include "backend/step_probe.h"
@@ -158,6 +159,11 @@ void run_calibrate(CalibrateCmdOptions opt) {
   doc["host"] = {{"dram_triad_gbs", sorted[sorted.size() / 2]},
                  {"threads", host.compute.threads_per_op},
                  {"dram_triad_samples", dram_samples}};
+  const std::string drift = backend::calibration_drift_note(dram_samples);
+  if (!drift.empty()) {
+    fmt::print(stderr, "calibrate: warning: {}\n", drift);
+    doc["sources"]["conditions"] = doc["sources"]["conditions"].get<std::string>() + "; " + drift;
+  }
   doc["sources"]["host.dram_triad_gbs"] = fmt::format(
       "median of {} samples of a {} triad on {} thread(s) (before, between and after the op "
       "probes): {:.1f} GB/s",

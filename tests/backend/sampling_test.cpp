@@ -243,6 +243,13 @@ TEST_CASE("run notes: the DRAM probe's spread and its drift from calibration") {
   // 32 against 25: 128%, faster.
   CHECK(backend::dram_drift_note(c, 25.0, 2).find("128% of the 25.0 GB/s") != std::string::npos);
   CHECK(backend::dram_drift_note(c, 25.0, 2).find("faster than predicted") != std::string::npos);
+  // calibrate's warning: 54.3 / 23.1 / 26.9 (host_s, 2026-12-05) moved; 30.7 / 30.1 / 29.3
+  // did not (30.7 / 29.3 = 1.05).
+  CHECK(backend::calibration_drift_note({54.3, 23.1, 26.9})
+            .find("moved during calibration: the probe read 23.1 to 54.3 GB/s") !=
+        std::string::npos);
+  CHECK(backend::calibration_drift_note({30.7, 30.1, 29.3}).empty());
+  CHECK(backend::calibration_drift_note({30.0}).empty());
   // Calibrated with another thread count: said, not compared.
   CHECK(backend::dram_drift_note(c, 40.0, 1).find("not comparable") != std::string::npos);
 }
