@@ -154,9 +154,9 @@ void run_calibrate(CalibrateCmdOptions opt) {
     if (!opt.points.empty()) write_points_csv(opt.points, points);
   }
   sample_dram();
-  std::vector<double> sorted = dram_samples;
-  std::sort(sorted.begin(), sorted.end());
-  doc["host"] = {{"dram_triad_gbs", sorted[sorted.size() / 2]},
+  backend::RunConditions sampled;  // the same median as `run` reports for its rounds
+  sampled.dram_triad_gbs = dram_samples;
+  doc["host"] = {{"dram_triad_gbs", backend::dram_spread(sampled).median},
                  {"threads", host.compute.threads_per_op},
                  {"dram_triad_samples", dram_samples}};
   const std::string drift = backend::calibration_drift_note(dram_samples);
