@@ -96,6 +96,15 @@ std::vector<std::string> describe_run(const RunReport& report, const RunOptions&
         "are interleaved, so speedups suffer less than step times)",
         dram.min, dram.max, dram.median, dram.samples));
   if (!c.pin_note.empty()) notes.push_back(c.pin_note);
+  // libtorch's default intra-op threads are its count of physical cores, which a VM may
+  // report as fewer than it runs on (this project's 2-core host: 1). calibrate and profile
+  // use every core by default, so a bare run then measures another op than they predict.
+  if (o.threads == 0 && o.device == "cpu" && c.threads > 0 && c.cpus > c.threads)
+    notes.push_back(fmt::format(
+        "libtorch's default here is {} intra-op thread(s) on {} online cores; `fusim calibrate` "
+        "and `fusim profile` use every core unless told otherwise, so to compare with their "
+        "predictions pass --threads (the machine's threads_per_op), as validate does",
+        c.threads, c.cpus));
 
   if (report.speedups.empty()) return notes;
   std::vector<std::string> wide;

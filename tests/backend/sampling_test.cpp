@@ -182,6 +182,8 @@ TEST_CASE("run's notes: inside or outside the noise, busy machine, dropped steps
   CHECK(has("busy machine: load average 1.20 before the run on 2 cores for 2 threads"));
   CHECK(has("dropped 1 of 5 measured steps as disturbed"));
   CHECK(has("threads not pinned: 4 threads"));
+  // Two threads on two cores: libtorch's default used every core, nothing to say.
+  CHECK_FALSE(has("libtorch's default here"));
   CHECK(
       has("backward-fused: 1.020x eager, 95% CI [0.990, 1.050]: inside the noise, this run "
           "cannot tell it from eager"));
@@ -202,6 +204,24 @@ TEST_CASE("run's notes: inside or outside the noise, busy machine, dropped steps
   CHECK(outside);
   CHECK_FALSE(busy);
   CHECK_FALSE(wide);  // +-0.5 points
+
+  // libtorch's default of 1 thread on 2 cores (no --threads): said, with the way out; not
+  // when the threads were asked for, nor on CUDA.
+  report.conditions.threads = 1;
+  auto says_default = [&](const backend::RunOptions& opts) {
+    for (const auto& n : backend::describe_run(report, opts))
+      if (n.find("libtorch's default here is 1 intra-op thread(s) on 2 online cores") !=
+          std::string::npos)
+        return true;
+    return false;
+  };
+  CHECK(says_default(o));
+  backend::RunOptions asked = o;
+  asked.threads = 1;
+  CHECK_FALSE(says_default(asked));
+  backend::RunOptions cuda = o;
+  cuda.device = "cuda";
+  CHECK_FALSE(says_default(cuda));
 }
 
 TEST_CASE("run notes: the DRAM probe's spread and its drift from calibration") {
