@@ -21,9 +21,14 @@ namespace {
 using nlohmann::json;
 
 constexpr int kLayers = 12, kBatch = 8;
+// The CNN probe: kLayers blocks of a 3x3 convolution, batch norm and relu, kCnnChannels
+// channels of kCnnSide x kCnnSide (mobilenet_v2's and efficientnet_b0's small layers).
+constexpr int kCnnChannels = 32, kCnnSide = 16;
+
+}  // namespace
 
 // linear, relu, linear, relu, ..., a 4-class head and cross-entropy.
-workload::Trace probe_trace(int kWidth) {
+workload::Trace switch_probe_mlp(int kWidth) {
   json layers = json::array();
   int id = 0;
   json input = "input";
@@ -51,6 +56,55 @@ workload::Trace probe_trace(int kWidth) {
   return parse_probe_trace(json{kBatch, kWidth}, layers, "calibrate-switch-probe",
                            "calibrate switch probe");
 }
+
+// conv, batch norm, relu, conv, ..., flatten, a 4-class head and cross-entropy.
+workload::Trace switch_probe_cnn() {
+  const json map{kBatch, kCnnChannels, kCnnSide, kCnnSide};
+  json layers = json::array();
+  int id = 0;
+  json input = "input";
+  for (int l = 0; l < kLayers; ++l) {
+    const std::string conv = fmt::format("conv{}", l), bn = fmt::format("bn{}", l);
+    layers.push_back(
+        {{"id", id},
+         {"name", conv},
+         {"op", "conv2d"},
+         {"attrs", {{"kernel", {3, 3}}, {"stride", {1, 1}}, {"padding", {1, 1}}, {"bias", false}}},
+         {"inputs", {input}},
+         {"output", map},
+         {"params", {probe_tensor(conv + ".weight", {kCnnChannels, kCnnChannels, 3, 3})}}});
+    layers.push_back(
+        {{"id", id + 1},
+         {"name", bn},
+         {"op", "batch_norm"},
+         {"inputs", {id}},
+         {"output", map},
+         {"params",
+          {probe_tensor(bn + ".weight", {kCnnChannels}),
+           probe_tensor(bn + ".bias", {kCnnChannels})}},
+         {"buffers",
+          {{{"name", bn + ".running_mean"}, {"shape", {kCnnChannels}}, {"requires_grad", false}},
+           {{"name", bn + ".running_var"}, {"shape", {kCnnChannels}}, {"requires_grad", false}}}}});
+    layers.push_back({{"id", id + 2},
+                      {"name", fmt::format("relu{}", l)},
+                      {"op", "relu"},
+                      {"inputs", {id + 1}},
+                      {"output", map}});
+    input = id + 2;
+    id += 3;
+  }
+  const int features = kCnnChannels * kCnnSide * kCnnSide;
+  layers.push_back({{"id", id},
+                    {"name", "flatten"},
+                    {"op", "flatten"},
+                    {"attrs", {{"start_dim", 1}, {"end_dim", -1}}},
+                    {"inputs", {input}},
+                    {"output", {kBatch, features}}});
+  append_head_and_loss(layers, id + 1, id, kBatch, features);
+  return parse_probe_trace(map, layers, "calibrate-switch-probe-cnn", "calibrate switch probe");
+}
+
+namespace {
 
 bool is_update(const schedule::Op& op) {
   return op.kind == schedule::OpKind::Update;
@@ -86,15 +140,15 @@ std::map<std::pair<std::string, int>, double> op_medians(const exec::RunResult& 
   return out;
 }
 
-// One width's medians: an update's extra time at a switch, the op's after one, and the
-// bytes an update touches.
+// One probe's medians: an update's extra time at a switch, the op's after one, and the
+// bytes an update touches; over every layer ("") and per layer op of the update.
 struct Measured {
   double update_ns = 0, after_ns = 0, bytes = 0;
   std::size_t updates = 0, afters = 0;
 };
 
-Measured measure(int width, const std::string& optimizer, int threads) {
-  const workload::Trace trace = probe_trace(width);
+std::map<std::string, Measured> measure(const workload::Trace& trace, const std::string& optimizer,
+                                        int threads) {
   RunOptions ro;
   ro.threads = threads;
   ro.warmup = 2;
@@ -117,7 +171,12 @@ Measured measure(int width, const std::string& optimizer, int threads) {
       eager_switch[{std::string(schedule::to_string(op.kind)), op.layer}] = 1;
   const auto& fs = schedules.at(1);
   const auto fw = switches(fs);
-  std::vector<double> update, after, bytes;
+  // Per group ("" every layer, else the update's layer op; an op after an update counts
+  // in "" only): the differences and the updates' bytes.
+  struct Samples {
+    std::vector<double> update, after, bytes;
+  };
+  std::map<std::string, Samples> groups;
   std::map<std::pair<std::string, int>, bool> seen;
   for (const auto& op : fs.ops) {
     const int w = fw[std::size_t(op.id)];
@@ -127,10 +186,21 @@ Measured measure(int width, const std::string& optimizer, int threads) {
     seen[key] = true;
     const auto e = eager.find(key), f = fused.find(key);
     if (e == eager.end() || f == fused.end()) continue;
-    (w == 1 ? update : after).push_back(f->second - e->second);
-    if (w == 1) bytes.push_back(double(compute::touched_bytes(fs, op)));
+    const double extra = f->second - e->second;
+    if (w == 2) {
+      groups[""].after.push_back(extra);
+      continue;
+    }
+    const double b = double(compute::touched_bytes(fs, op));
+    for (const std::string& g : {std::string(), std::string(workload::to_string(op.layer_op))}) {
+      groups[g].update.push_back(extra);
+      groups[g].bytes.push_back(b);
+    }
   }
-  return {median(update), median(after), median(bytes), update.size(), after.size()};
+  std::map<std::string, Measured> out;
+  for (auto& [g, v] : groups)
+    out[g] = {median(v.update), median(v.after), median(v.bytes), v.update.size(), v.after.size()};
+  return out;
 }
 
 // fixed + per_mib x MiB through the two widths' points, both >= 0.
@@ -145,7 +215,8 @@ std::pair<double, double> line(double mib_a, double ns_a, double mib_b, double n
 }  // namespace
 
 SwitchCosts measure_switch_costs(const std::string& optimizer, int threads) {
-  const Measured a = measure(256, optimizer, threads), b = measure(1024, optimizer, threads);
+  const Measured a = measure(switch_probe_mlp(256), optimizer, threads)[""];
+  const Measured b = measure(switch_probe_mlp(1024), optimizer, threads)[""];
   const double mib_a = a.bytes / double(1 << 20), mib_b = b.bytes / double(1 << 20);
   SwitchCosts c;
   std::tie(c.update_ns, c.update_per_mib_ns) = line(mib_a, a.update_ns, mib_b, b.update_ns);
@@ -159,6 +230,20 @@ SwitchCosts measure_switch_costs(const std::string& optimizer, int threads) {
       "medians {:.0f} / {:.0f} ns (update) and {:.0f} / {:.0f} ns (after one), a line "
       "through them",
       kLayers, kBatch, optimizer, mib_a, mib_b, a.update_ns, b.update_ns, a.after_ns, b.after_ns);
+  // The CNN's layers: each layer op's median less the line's per-MiB part at its median
+  // MiB is its fixed part (>= 0), the per-MiB part the MLPs'.
+  const auto cnn = measure(switch_probe_cnn(), optimizer, threads);
+  for (const auto& [op, m] : cnn) {
+    if (op.empty() || m.updates < 3) continue;
+    const double mib = m.bytes / double(1 << 20);
+    c.by_layer_op.push_back({op, std::max(0.0, m.update_ns - c.update_per_mib_ns * mib),
+                             c.update_per_mib_ns, static_cast<int>(m.updates)});
+    c.how += fmt::format(
+        "; {}: {}-block CNN ({} channels of {}x{}, 3x3 convolutions, batch norm, relu), its "
+        "updates at a switch {:.0f} ns more (median of {}, {:.3f} MiB), less the line's "
+        "per-MiB part",
+        op, kLayers, kCnnChannels, kCnnSide, kCnnSide, m.update_ns, m.updates, mib);
+  }
   return c;
 }
 

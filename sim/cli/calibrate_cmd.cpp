@@ -127,7 +127,9 @@ void run_calibrate(CalibrateCmdOptions opt) {
     sample_dram();
     // What crossing the update boundary costs (backend/switch_probe.h): fused orderings
     // cross it twice per layer.
-    progress("switch costs: 12-layer MLPs eager and backward-fused, per op (adam, sgd)");
+    progress(
+        "switch costs: 12-layer MLPs and a 12-block CNN eager and backward-fused, per op (adam, "
+        "sgd)");
     // Adam's are the general ones ("switch.U"); SGD's, whose update touches a third of the
     // bytes per parameter, its own ("switch.U.sgd").
     std::string switch_how;
@@ -142,6 +144,13 @@ void run_calibrate(CalibrateCmdOptions opt) {
       su.points = sa.points = sw.samples;
       costs.families["switch.U" + suffix] = su;
       costs.families["switch.after_U" + suffix] = sa;
+      for (const auto& l : sw.by_layer_op) {
+        compute::FamilyCost f;
+        f.fixed_ns = l.update_ns;
+        f.per_mib_ns = l.update_per_mib_ns;
+        f.points = l.samples;
+        costs.families["switch.U" + suffix + "." + l.layer_op] = f;
+      }
       switch_how += (switch_how.empty() ? "" : "; ") + sw.how;
     }
     doc["compute"]["op_costs"] = compute::op_cost_model_json(costs);

@@ -156,9 +156,15 @@ Tick switch_cost(const OpCostModel& model, const schedule::Schedule& schedule,
                  const schedule::Op& op) {
   if (model.families.empty()) return 0;
   const bool update = op.kind == OpKind::Update;
-  // The schedule's optimizer's own ("switch.U.sgd"), else the general one.
+  // Most specific first: an update's own optimizer and layer op ("switch.U.sgd.conv2d"),
+  // its optimizer's ("switch.U.sgd"), its layer op's ("switch.U.conv2d": calibrate's CNN
+  // probe, backend/switch_probe.h), else the general one.
   const std::string name = update ? "switch.U" : "switch.after_U";
-  const FamilyCost* f = model.find(name + "." + schedule.optimizer);
+  const std::string layer_op(workload::to_string(op.layer_op));
+  const FamilyCost* f = nullptr;
+  if (update) f = model.find(name + "." + schedule.optimizer + "." + layer_op);
+  if (!f) f = model.find(name + "." + schedule.optimizer);
+  if (!f && update) f = model.find(name + "." + layer_op);
   if (!f) f = model.find(name);
   if (!f) return 0;
   for (int j = op.id - 1; j >= 0; --j) {

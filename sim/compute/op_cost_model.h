@@ -149,8 +149,10 @@ OpCost family_cost(const FamilyCost& family, double peak_flops_per_second, std::
                    int kernels, const OpShape& shape);
 // The cost of crossing the update boundary (backend/switch_probe.h): "switch.U" for an
 // update whose previous op on its stream is not an update, "switch.after_U" for a
-// non-update op whose previous op is one (each "switch.U.<optimizer>" first where the file
-// has the schedule's optimizer's), each fixed_ns + per_mib_ns x the MiB the update
+// non-update op whose previous op is one (the most specific family the file has first: for
+// an update "switch.U.<optimizer>.<layer op>", "switch.U.<optimizer>", "switch.U.<layer
+// op>", "switch.U"; for the op after one "switch.after_U.<optimizer>", "switch.after_U"),
+// each fixed_ns + per_mib_ns x the MiB the update
 // touches (switch_bytes: that update's, or the one before); 0 without those families, or
 // at no switch. The families' fits exclude it (their probes' ops sit at no switch), so a
 // fused ordering pays it twice per layer and eager twice per step.

@@ -110,6 +110,9 @@ TEST_CASE("run: extension rounds add one block per schedule until the CI target 
   o.block = 2;
   o.pin = false;
   o.min_cpu_ratio = 0;  // every step kept: the counts below are exact
+  // No DRAM probe: its 128 MiB triad before each round (page faults included) took most of
+  // the 0.5 s below on a loaded 2-core host, leaving no time for a second round.
+  o.dram_probe = false;
   const auto schedules = backend::build_run_schedules(
       trace, {schedule::Ordering::Eager, schedule::Ordering::ForwardFused}, "sgd",
       schedule::OptimizerImpl::Foreach, o);

@@ -864,3 +864,41 @@ TEST_CASE("switch costs grow with the MiB the update touches") {
   CHECK(compute::switch_cost(m, s, s.ops[1]) == ns(1000 + 600));  // 2 MiB x 300
   CHECK(compute::switch_cost(m, s, s.ops[2]) == ns(500 + 200));   // the update's 2 MiB x 100
 }
+
+TEST_CASE("switch costs: the most specific family first, by optimizer and layer op") {
+  // F, U, F on one stream; the update (of a conv2d layer) reads and writes a 1 MiB tensor.
+  schedule::Schedule s;
+  s.optimizer = "sgd";
+  schedule::Tensor x;
+  x.bytes = 1 << 20;
+  s.tensors.push_back(x);
+  for (int i = 0; i < 3; ++i) {
+    schedule::Op op;
+    op.id = i;
+    op.kind = i == 1 ? schedule::OpKind::Update : schedule::OpKind::Forward;
+    op.layer = 0;
+    op.layer_op = workload::OpKind::Conv2d;
+    if (i == 1) op.passes.push_back({{{0, AccessMode::Read}, {0, AccessMode::Write}}, 0});
+    s.ops.push_back(op);
+  }
+  compute::OpCostModel m;
+  m.families["switch.U"].fixed_ns = 1000;
+  m.families["switch.U"].per_mib_ns = 100;
+  m.families["switch.after_U"].fixed_ns = 500;
+  CHECK(compute::switch_cost(m, s, s.ops[1]) == ns(1100));
+  // The layer op's (calibrate's CNN probe) wins over the general one...
+  m.families["switch.U.conv2d"].fixed_ns = 6000;
+  m.families["switch.U.conv2d"].per_mib_ns = 100;
+  CHECK(compute::switch_cost(m, s, s.ops[1]) == ns(6100));
+  // ... the optimizer's own over the layer op's general one...
+  m.families["switch.U.sgd"].fixed_ns = 2000;
+  CHECK(compute::switch_cost(m, s, s.ops[1]) == ns(2000));
+  // ... and the optimizer's for that layer op over everything.
+  m.families["switch.U.sgd.conv2d"].fixed_ns = 300;
+  CHECK(compute::switch_cost(m, s, s.ops[1]) == ns(300));
+  // Another layer op takes the optimizer's; the op after an update has no per-layer-op family.
+  s.ops[1].layer_op = workload::OpKind::Linear;
+  CHECK(compute::switch_cost(m, s, s.ops[1]) == ns(2000));
+  m.families["switch.after_U.conv2d"].fixed_ns = 9999;
+  CHECK(compute::switch_cost(m, s, s.ops[2]) == ns(500));
+}
