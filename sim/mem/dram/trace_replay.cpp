@@ -183,13 +183,15 @@ std::vector<TraceRequest> read_dramsim3_trace(const std::string& path) {
   struct stat st;
   const bool regular = fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0;
   MappedText mapped;
-  if (regular && mapped.map(fileno(f), static_cast<std::size_t>(st.st_size))) {
-    // (The budget as the chunked read below checks it: refused at the first 64 KiB chunk
-    // that crosses it, so with the same figure.)
+  if (regular) {
+    // The budget first, as the chunked read below checks it: refused at the first 64 KiB
+    // chunk that crosses it, so with the same figure (and before a huge file is read in).
     const auto budget = static_cast<std::uint64_t>(memory_budget_bytes());
-    const std::uint64_t n = static_cast<std::uint64_t>(st.st_size);
+    const auto n = static_cast<std::uint64_t>(st.st_size);
     check_memory_budget(path, "file", "trace text",
                         n > budget ? std::min(n, (budget / kChunk + 1) * kChunk) : n, 1);
+  }
+  if (regular && mapped.map(fileno(f), static_cast<std::size_t>(st.st_size))) {
     data = mapped.data();
     size = mapped.size();
   } else {
