@@ -80,9 +80,9 @@ void ChannelController::enqueue(const QueueEntry& e, bool whole_block) {
 // the other queue or leaves its bank's candidate as it was; otherwise only its bank's
 // candidate is new, and it wins or not against the earlier best request.
 bool ChannelController::update_decision(int q, int bank) {
-  if (order_ != Scheduler::Order::FirstReady || decision_.cycle == kNoCycle) return false;
+  if (order_ != Scheduler::Order::FirstReady || decision_->cycle == kNoCycle) return false;
   const Cycle base = std::max(last_command_ + 1, floor_);
-  if (base > decision_.cycle) return false;
+  if (base > decision_->cycle) return false;
   const std::size_t reads = queues_.size(0), writes = queues_.size(1);
   if (turns(reads, writes)) return false;
   if (q != (write_mode_ ? 1 : 0)) return true;
@@ -90,10 +90,7 @@ bool ChannelController::update_decision(int q, int bank) {
   // The policy closes read the summaries too; the best request's own bank changed.
   if (!closable_.empty() || (request_.cycle != kNoCycle && request_.bank == bank)) return false;
   first_ready_.weigh(q, bank, base, request_);
-  decision_ = refresh_;
-  if (committed_column_.cycle < decision_.cycle) decision_ = committed_column_;
-  if (request_.cycle < decision_.cycle) decision_ = request_;
-  if (close_.cycle < decision_.cycle) decision_ = close_;
+  decision_ = earliest();
   return true;
 }
 
@@ -115,8 +112,8 @@ void ChannelController::catch_up(Cycle until) {
   }
   for (;;) {
     decide();
-    if (decision_.cycle >= until) break;
-    execute(decision_);
+    if (decision_->cycle >= until) break;
+    execute(*decision_);
   }
   decided_ = false;
 }
@@ -124,7 +121,7 @@ void ChannelController::catch_up(Cycle until) {
 ColumnServed ChannelController::issue() {
   if (!decided_) decide();
   decided_ = false;
-  const Decision& d = decision_;
+  const Decision& d = *decision_;  // (a part of the last decide(): execute() leaves it be)
   FUSIM_ASSERT(d.cycle != kNoCycle, "issue() with nothing to issue");
   execute(d);
   ColumnServed served;
@@ -172,12 +169,7 @@ void ChannelController::decide() {
   refresh_.cycle = kNoCycle;
   if (std::max(base, next_refresh_) <= bound) choose_refresh(base, bound);
 
-  // Refresh wins ties, then committed columns, then requests, then policy closes.
-  const Decision* chosen = &refresh_;
-  if (committed_column_.cycle < chosen->cycle) chosen = &committed_column_;
-  if (request_.cycle < chosen->cycle) chosen = &request_;
-  if (close_.cycle < chosen->cycle) chosen = &close_;
-  decision_ = *chosen;
+  decision_ = earliest();
 }
 
 // Row-policy precharges (closed, open-timeout, open-cap): the earliest.
