@@ -134,6 +134,13 @@ std::vector<Probe> probes() {
       {672, 672, 4, 5, 2, 672},
       {1152, 1152, 2, 5, 1, 1152},
       {960, 960, 2, 3, 1, 960},
+      // oneDNN's reference path for depthwise Bw (compute/op_cost_model.cpp
+      // depthwise_bw_reference): fewer channels of 2x2 and a strided 5x5 on a larger map,
+      // so that its own family's per-channel and per-element terms are both seen; and a
+      // small 3x3 depthwise map the JIT kernel takes (the fixed cost of late stages at 64x64).
+      {128, 128, 2, 3, 1, 128},
+      {144, 144, 16, 5, 2, 144},
+      {32, 32, 4, 3, 1, 32},
       {64, 64, 16, 3, 1, 8},
       {128, 128, 8, 3, 2, 8}};
   for (const auto& c : convs) {
@@ -168,7 +175,12 @@ std::vector<Probe> probes() {
                                                        {1152, 2},
                                                        {256, 7},
                                                        {64, 14},
-                                                       {384, 3}})
+                                                       {384, 3},
+                                                       // small maps of few channels (late
+                                                       // stages at 64x64 inputs): the
+                                                       // per-op floor
+                                                       {32, 8},
+                                                       {128, 4}})
     v.push_back({fmt::format("batch_norm {}x{}x{}", c, hw, hw),
                  {8, c, hw, hw},
                  {{"op", "batch_norm"},

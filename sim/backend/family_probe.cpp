@@ -104,8 +104,9 @@ compute::OpCostModel calibrate_op_costs(const exec::Machine& host, const FamilyP
   for (const auto& [family, pts] : points) {
     compute::FitTerms terms;
     terms.per_kernel = family.rfind("update.", 0) == 0;
-    terms.per_channel =
-        family.rfind("batch_norm.", 0) == 0 || family.rfind("conv2d_grouped.", 0) == 0;
+    terms.per_channel = family.rfind("batch_norm.", 0) == 0 ||
+                        family.rfind("conv2d_grouped.", 0) == 0 ||
+                        family.rfind("conv2d_dw_ref.", 0) == 0;
     terms.per_ragged_plane = family.rfind("batch_norm.", 0) == 0;
     const auto used = informative_points(pts, exact.at(family));
     auto fit = compute::fit_family_cost(used, peaks.at(family), terms);
@@ -151,9 +152,9 @@ void add_default_families(compute::OpCostModel& model) {
   for (const auto& [name, f] : model.families) {
     const auto dot = name.rfind('.');
     const std::string op = name.substr(0, dot), kind = name.substr(dot + 1);
-    if (op == "linear" || op == "conv2d" || op == "conv2d_grouped" || op == "matmul" ||
-        op == "bmm" || op == "scaled_dot_product_attention" || op == "cross_entropy" ||
-        op == "view" || op == "default" || name.rfind("update.", 0) == 0)
+    if (op == "linear" || op == "conv2d" || op == "conv2d_grouped" || op == "conv2d_dw_ref" ||
+        op == "matmul" || op == "bmm" || op == "scaled_dot_product_attention" ||
+        op == "cross_entropy" || op == "view" || op == "default" || name.rfind("update.", 0) == 0)
       continue;
     fixed[kind].push_back(f.fixed_ns);
   }

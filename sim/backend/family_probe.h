@@ -8,7 +8,8 @@
 //
 // The grid (family_grid.cpp): linear (rows x in x out, 12 shapes), conv2d (kernel 1, 3, 7;
 // stride 1, 2; 3 to 512 channels; 2x2 to 64x64 spatial, 14 shapes), depthwise and grouped
-// conv2d (3x3 and 5x5, 16 to 1152 channels, 11), each with F, Bx and Bw; batch norm (8
+// conv2d (3x3 and 5x5, 16 to 1152 channels, 14; 6 of their Bw ops are ones oneDNN's JIT
+// depthwise kernel refuses, conv2d_dw_ref.Bw), each with F, Bx and Bw; batch norm (13
 // shapes, 16 to 1152 channels), layer norm, max and average pooling, relu, relu6, gelu,
 // silu, sigmoid, tanh, add, mul, dropout, softmax, concat, the generic elementwise and
 // data-movement stand-ins, attention, cross-entropy (3-4 sizes each, F and Bx or L), views

@@ -25,7 +25,9 @@
 // simulated op alone reproduce each measurement; sim/exec/compute_solver.h).
 //
 // A family is "<layer op>.<kind>" ("conv2d.F", "linear.Bw", "cross_entropy.L"; grouped and
-// depthwise convolutions are "conv2d_grouped.*", run by different oneDNN kernels) or
+// depthwise convolutions are "conv2d_grouped.*", run by different oneDNN kernels, and a
+// depthwise Bw that oneDNN's JIT depthwise kernel refuses is "conv2d_dw_ref.Bw", its
+// per-channel reference path: op_cost_model.cpp depthwise_bw_reference) or
 // "update.<optimizer>.<impl>" ("update.adam.foreach"). An op whose family the file does not
 // have takes the fixed cost of its kind's "default.<kind>" family where the file has one
 // (calibrate fits it over every elementwise-like family: the per-op boundary cost of the
@@ -128,6 +130,9 @@ struct OpCostModel {
 // (a view), "" for a parameter layer's ops (nothing runs).
 std::string op_family(const workload::Trace& trace, const schedule::Schedule& schedule,
                       const schedule::Op& op);
+// The family a split-off family was part of ("conv2d_dw_ref.Bw": "conv2d_grouped.Bw"), which
+// an op of it takes where a machine file lacks its own; "" for the others.
+std::string parent_family(const std::string& family);
 OpShape op_shape(const workload::Trace& trace, const schedule::Schedule& schedule,
                  const schedule::Op& op);
 

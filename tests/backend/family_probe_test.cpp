@@ -30,6 +30,11 @@ TEST_CASE("the calibration grid: valid probes covering every family") {
     }
   CHECK(points["linear.F"] == 12);
   CHECK(points["conv2d.F"] == 14);  // 7x7 stem, 3x3 at every stage, strided 3x3 and 1x1, 1x1
+  // Grouped and depthwise: 14 shapes, whose Bw ops split by oneDNN's JIT depthwise kernel's
+  // limits: 5x5 (four shapes) and 3x3 on 2x2 maps (two) take the reference path.
+  CHECK(points["conv2d_grouped.F"] == 14);
+  CHECK(points["conv2d_grouped.Bw"] == 8);
+  CHECK(points["conv2d_dw_ref.Bw"] == 6);
   for (const char* f : {"batch_norm.F",
                         "batch_norm.Bx",
                         "layer_norm.F",
@@ -61,9 +66,9 @@ TEST_CASE("the calibration grid: valid probes covering every family") {
   }
   // Batch norm spans channels at equal elements (its per-channel term) and planes that are
   // and are not whole vectors (its per-ragged-plane term: two of 2x2, 3x3, 7x7 and 14x14 of its
-  // 11 shapes); views are measured for their call alone (reshape and permute, two sizes
+  // 13 shapes); views are measured for their call alone (reshape and permute, two sizes
   // each).
-  CHECK(points["batch_norm.Bx"] == 11);
+  CHECK(points["batch_norm.Bx"] == 13);
   CHECK(points["view.F"] == 4);
   CHECK(points["view.Bx"] == 4);
   CHECK(points["cross_entropy.L"] == 4);
@@ -89,6 +94,7 @@ TEST_CASE("default.<kind>: the median fixed cost of the elementwise-like familie
                     // Not elementwise-like: GEMMs, updates, views, the loss.
                     {"linear.F", fixed(50000)},
                     {"conv2d_grouped.Bx", fixed(90000)},
+                    {"conv2d_dw_ref.Bw", fixed(80000)},
                     {"update.adam.foreach", fixed(20000)},
                     {"view.F", fixed(10)},
                     {"cross_entropy.L", fixed(7000)}};

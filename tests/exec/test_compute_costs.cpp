@@ -421,6 +421,72 @@ TEST_CASE("set_compute_time spreads a time over passes by FLOPs, summing exactly
   CHECK(p.passes[2].compute == 250);
 }
 
+TEST_CASE(
+    "depthwise Bw ops oneDNN's JIT kernel refuses are conv2d_dw_ref.Bw, else their parent's") {
+  // Batch 2, 8 channels. oneDNN's JIT depthwise backward-weights kernel needs a kernel at
+  // most 3 wide and an input at least k + (-pad mod stride) high: 4x4 with 3x3 (stride 1:
+  // 3; stride 2: 4) it takes; 2x2 with 3x3, and any 5x5, it does not. A grouped
+  // convolution (4 groups) and a depthwise one with a channel multiplier are not its.
+  const auto trace = workload::parse_trace(nlohmann::json::parse(R"(
+ {"format":"fusim-trace","version":1,"model":"dw","batch":2,"dtype":"float32","source":"test",
+  "inputs":[{"name":"input","shape":[2,8,4,4]},{"name":"target","shape":[2],"dtype":"int64"}],
+  "layers":[
+   {"id":0,"name":"k3s1","op":"conv2d","attrs":{"kernel":[3,3],"stride":[1,1],"padding":[1,1],
+    "groups":8},"inputs":["input"],"output":[2,8,4,4],"params":[{"name":"a.weight","shape":[8,1,3,3]}]},
+   {"id":1,"name":"k3s2","op":"conv2d","attrs":{"kernel":[3,3],"stride":[2,2],"padding":[1,1],
+    "groups":8},"inputs":[0],"output":[2,8,2,2],"params":[{"name":"b.weight","shape":[8,1,3,3]}]},
+   {"id":2,"name":"k3on2","op":"conv2d","attrs":{"kernel":[3,3],"stride":[1,1],"padding":[1,1],
+    "groups":8},"inputs":[1],"output":[2,8,2,2],"params":[{"name":"c.weight","shape":[8,1,3,3]}]},
+   {"id":3,"name":"k5","op":"conv2d","attrs":{"kernel":[5,5],"stride":[1,1],"padding":[2,2],
+    "groups":8},"inputs":[2],"output":[2,8,2,2],"params":[{"name":"d.weight","shape":[8,1,5,5]}]},
+   {"id":4,"name":"g4k5","op":"conv2d","attrs":{"kernel":[5,5],"stride":[1,1],"padding":[2,2],
+    "groups":4},"inputs":[3],"output":[2,8,2,2],"params":[{"name":"e.weight","shape":[8,2,5,5]}]},
+   {"id":5,"name":"x2k3on2","op":"conv2d","attrs":{"kernel":[3,3],"stride":[1,1],
+    "padding":[1,1],"groups":8},"inputs":[4],"output":[2,16,2,2],
+    "params":[{"name":"f.weight","shape":[16,1,3,3]}]},
+   {"id":6,"name":"flatten","op":"flatten","attrs":{"start_dim":1,"end_dim":-1},"inputs":[5],
+    "output":[2,64]},
+   {"id":7,"name":"loss","op":"cross_entropy","attrs":{},"inputs":[6,"target"],"output":[]}]})"),
+                                           "dw.json");
+  schedule::ScheduleOptions so;
+  so.optimizer = "sgd";
+  so.steps = 1;
+  const auto s = schedule::build_schedule(trace, so);
+  std::map<std::pair<int, schedule::OpKind>, const schedule::Op*> ops;
+  for (const auto& op : s.ops) ops[{op.layer, op.kind}] = &op;
+  auto family = [&](int layer, schedule::OpKind kind) {
+    REQUIRE(ops.count({layer, kind}));
+    return compute::op_family(trace, s, *ops.at({layer, kind}));
+  };
+  using K = schedule::OpKind;
+  CHECK(family(0, K::BackwardWeight) == "conv2d_grouped.Bw");
+  CHECK(family(1, K::BackwardWeight) == "conv2d_grouped.Bw");
+  CHECK(family(2, K::BackwardWeight) == "conv2d_dw_ref.Bw");
+  CHECK(family(3, K::BackwardWeight) == "conv2d_dw_ref.Bw");
+  CHECK(family(4, K::BackwardWeight) == "conv2d_grouped.Bw");
+  CHECK(family(5, K::BackwardWeight) == "conv2d_grouped.Bw");
+  // Only Bw splits: the JIT forward and backward-data kernels take these shapes.
+  CHECK(family(3, K::Forward) == "conv2d_grouped.F");
+  CHECK(family(3, K::BackwardInput) == "conv2d_grouped.Bx");
+
+  // A machine without the split family costs such an op by conv2d_grouped.Bw; with it, by
+  // its own (fixed parts only: 7 and 90 us before any work).
+  nlohmann::json doc = test::defaults::tiny_cpu().json();
+  doc["compute"]["op_costs"] = {{"conv2d_grouped.Bw", {{"fixed_ns", 7000}, {"efficiency", 1}}}};
+  const auto& ref = *ops.at({2, K::BackwardWeight});
+  auto serial = [&](const nlohmann::json& d) {
+    const auto m = exec::parse_machine(d, "tiny.json");
+    const auto c = compute::calibrated_cost(m.compute, trace, s, ref, 1);
+    REQUIRE(c);
+    return c->serial;
+  };
+  CHECK(compute::parent_family("conv2d_dw_ref.Bw") == "conv2d_grouped.Bw");
+  CHECK(compute::parent_family("conv2d_grouped.Bw").empty());
+  CHECK(serial(doc) == ns(7000));
+  doc["compute"]["op_costs"]["conv2d_dw_ref.Bw"] = {{"fixed_ns", 90000}, {"efficiency", 1}};
+  CHECK(serial(doc) == ns(90000));
+}
+
 TEST_CASE("a calibrated family and a profile's compute time reach the op, by hand") {
   const auto trace = mlp();
   const auto s = one_relu(200);
