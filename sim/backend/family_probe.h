@@ -80,7 +80,9 @@ compute::OpCostModel calibrate_op_costs(const exec::Machine& host,
 // than this host's for that op: an Adam update of 2.4 M parameters measured at 1.9 ms in its
 // probe's step while the model's memory alone took longer), the solve stops at compute 0
 // and the point says nothing about the compute: fitted anyway, one such point turned a
-// family's fit error from 14% to 124%. All points are kept when fewer than two are exact.
+// family's fit error from 14% to 124%. A point whose solved compute the memory hides
+// (exec/compute_solver.h SolvedCompute::hidden) counts as not exact too. All points are kept
+// when fewer than two are exact.
 std::vector<compute::CostPoint> informative_points(const std::vector<compute::CostPoint>& points,
                                                    const std::vector<bool>& exact);
 

@@ -60,6 +60,7 @@ SolvedCompute solve_for(Tick measured, double rel_tolerance, Sim&& simulate_at) 
     out.compute = 0;
     out.simulated = f_lo + measured;
     out.exact = f_lo <= tolerance;
+    out.hidden = true;
     return out;
   }
   // sim_alone(T) >= T: the chunks' compute alone runs one after another for T.
@@ -87,6 +88,7 @@ SolvedCompute solve_for(Tick measured, double rel_tolerance, Sim&& simulate_at) 
   out.compute = best;
   out.simulated = measured + best_f;
   out.exact = std::abs(best_f) <= tolerance;
+  out.hidden = best <= 2 * tolerance;
   return out;
 }
 }  // namespace

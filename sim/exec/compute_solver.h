@@ -41,6 +41,10 @@ struct SolvedCompute {
   Tick compute = 0;    // c
   Tick simulated = 0;  // sim_alone(c)
   bool exact = true;   // |sim_alone(c) - T| within the tolerance
+  // c within twice the tolerance of 0: the simulated memory alone takes (nearly) the
+  // measured time, the compute hides under it, and c cannot be told from 0 or from
+  // anything else the memory hides (a fit must not take it as the op's compute).
+  bool hidden = false;
   int simulations = 0;
 };
 

@@ -616,6 +616,7 @@ TEST_CASE("an op measured in isolation and simulated in isolation gives its time
       const auto c = exec::solve_compute_time(trace, s, op.id, m, o, measured);
       INFO(compute::op_signature(trace, s, op).description << " x" << factor);
       CHECK(c.exact);
+      CHECK_FALSE(c.hidden);
       const Tick back = exec::simulate_isolated(trace, iso, m, o, c.compute);
       CHECK(std::abs(back - measured) <= std::max<Tick>(ns(1), measured / 10000));
       CHECK(c.simulated == back);
@@ -625,6 +626,13 @@ TEST_CASE("an op measured in isolation and simulated in isolation gives its time
       const auto c = exec::solve_compute_time(trace, s, op.id, m, o, memory_only / 2);
       CHECK(c.compute == 0);
       CHECK_FALSE(c.exact);
+      CHECK(c.hidden);
+    }
+    // The memory alone within the tolerance of the time: exact, but the compute hidden.
+    if (memory_only > ns(200)) {
+      const auto c = exec::solve_compute_time(trace, s, op.id, m, o, memory_only + ns(1), 1e-2);
+      CHECK(c.exact);
+      CHECK(c.hidden);
     }
     ++checked;
   }
