@@ -12,7 +12,7 @@
 // depthwise kernel refuses, conv2d_dw_ref.Bw), each with F, Bx and Bw; batch norm (13
 // shapes, 16 to 1152 channels), layer norm, max and average pooling, relu, relu6, gelu,
 // silu, sigmoid, tanh, add, mul, dropout, softmax, concat, the generic elementwise and
-// data-movement stand-ins, attention, cross-entropy (3-4 sizes each, F and Bx or L), views
+// data-movement stand-ins, attention (3-4 sizes each, F and Bx), cross-entropy (6 sizes, L), views
 // (reshape, permute: the call alone); and every optimizer's update per implementation at 4
 // sizes (1 Ki to 2.4 Mi parameters). Each
 // probe is a small trace: a trained layer norm (so that the probed layer's input needs a gradient),
