@@ -21,6 +21,8 @@ class MemoryTap final : public mem::MemoryPort {
   void set_completion(Completion c) override { memory_.set_completion(std::move(c)); }
   void set_retry(std::function<void()> retry) override { memory_.set_retry(std::move(retry)); }
   void request_retry() override { memory_.request_retry(); }
+  int destinations() const override { return memory_.destinations(); }
+  int destination(const mem::MemRequest& r) const override { return memory_.destination(r); }
 
   // Bytes served by main memory outside the controller (GEMM re-reads timed by a bandwidth
   // model, see simulator.cpp): counted like sent bytes, nothing is forwarded.

@@ -37,6 +37,13 @@ class MemoryPort {
   virtual void set_retry(std::function<void()> retry) = 0;
   // A sender that will_accept refused waits for the retry callback.
   virtual void request_retry() = 0;
+  // Which of the memory's independent queues `request` waits in while refused (a DRAM
+  // channel: that of its first atom), 0 .. destinations() - 1. A sender keeps its refused
+  // requests in a FIFO per destination, so that a full channel holds up only what waits
+  // for it (a GPU's L2 slices queue per memory partition, a CPU's mesh per memory
+  // controller), not every request behind it. Default: one queue.
+  virtual int destinations() const { return 1; }
+  virtual int destination(const MemRequest& /*request*/) const { return 0; }
 };
 
 }  // namespace fusim::mem

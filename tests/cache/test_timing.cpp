@@ -270,3 +270,100 @@ TEST_CASE("the watchdog reports a range whose miss never returns, with every com
   CHECK_FALSE(done);
   CHECK(memory.swallowed == 1);
 }
+
+TEST_CASE("a shared port serves in arrival order, not in the order its bookings are made") {
+  // 1 GHz, line fidelity; private L1 (1 cycle, 8 MSHRs), shared L2 (1 cycle, 4 ports: a
+  // line per 250 ps); memory 100 ns. Core 0 reads 8 lines: it issues them at 0..7 ns in one
+  // look-ahead, before core 1 issues its one line at 0, so the L2 port is booked at 1..8 ns
+  // first. Core 1's miss reaches the port at 1 ns, behind core 0's first line only: sent at
+  // 0 + 2 ns of lookups + 250 ps, back at 102.25 ns. (Served in booking order, it waited
+  // behind core 0's line at 8 ns: sent at 9.25 ns.) Core 0's lines go at 2..9 ns, the last back at
+  // 109 ns.
+  EventQueue queue;
+  RecordingMemory memory(queue, ns(100));
+  Hierarchy h(HierarchyBuilder{}
+                  .clock("1GHz")
+                  .level(defaults::one_cycle_l1().mshrs(8))
+                  .level(LevelBuilder("L2")
+                             .size("4KiB")
+                             .assoc(4)
+                             .line(64)
+                             .latency(1)
+                             .ports(4)
+                             .mshrs(64)
+                             .shared())
+                  .build(),
+              Fidelity::Line, 2);
+  h.attach_memory(queue, memory);
+  Tick finish[2] = {-1, -1};
+  h.start_range(0, 0, 512, AccessKind::Read, [&](Tick f) { finish[0] = f; });
+  h.start_range(1, 8192, 64, AccessKind::Read, [&](Tick f) { finish[1] = f; });
+  queue.run();
+  CHECK(finish[0] == ns(109));
+  CHECK(finish[1] == ns(102) + 250);
+  std::vector<Sent> want{{ns(2), 0, 64, false}, {ns(2) + 250, 8192, 64, false}};
+  for (Addr k = 1; k < 8; ++k) want.push_back({ns(2 + static_cast<Tick>(k)), 64 * k, 64, false});
+  CHECK(memory.sent == want);
+}
+
+namespace {
+// Two destinations (address bit 12, as two DRAM channels would be), one request in flight
+// at each, answered 100 ns after it is sent; a refused sender is retried when one answers.
+class TwoChannelMemory final : public mem::MemoryPort {
+ public:
+  explicit TwoChannelMemory(EventQueue& queue) : queue_(queue) {}
+  bool will_accept(const mem::MemRequest& r) const override { return !busy_[destination(r)]; }
+  void send(const mem::MemRequest& r) override {
+    const int d = destination(r);
+    busy_[d] = true;
+    sent.push_back({queue_.now(), r.addr, r.bytes, r.is_write});
+    queue_.schedule(queue_.now() + ns(100), Priority::Response, [this, r, d] {
+      busy_[d] = false;
+      completion_(r, queue_.now());
+      if (retry_wanted_) {
+        retry_wanted_ = false;
+        retry_();
+      }
+    });
+  }
+  void set_completion(Completion c) override { completion_ = std::move(c); }
+  void set_retry(std::function<void()> retry) override { retry_ = std::move(retry); }
+  void request_retry() override { retry_wanted_ = true; }
+  int destinations() const override { return 2; }
+  int destination(const mem::MemRequest& r) const override {
+    return static_cast<int>((r.addr >> 12) & 1);
+  }
+  std::vector<Sent> sent;
+
+ private:
+  EventQueue& queue_;
+  Completion completion_;
+  std::function<void()> retry_;
+  bool retry_wanted_ = false;
+  bool busy_[2] = {false, false};
+};
+}  // namespace
+
+TEST_CASE("a request refused by one memory channel holds up only that channel's requests") {
+  // 1 GHz, one 1-cycle level, line fidelity. Core 0 reads lines 0 and 64 (channel 0): the
+  // first is sent at 1 ns, the second is refused at 2 ns (channel 0 busy) and waits until the
+  // first is back at 101 ns, back itself at 201 ns. Core 1 starts at 5 ns on line 4096
+  // (channel 1, idle): sent at 6 ns, back at 106 ns. In one queue for the whole memory it
+  // waited behind line 64: sent at 101 ns, back at 201 ns.
+  EventQueue queue;
+  TwoChannelMemory memory(queue);
+  Hierarchy h(HierarchyBuilder{}.clock("1GHz").level(defaults::one_cycle_l1().mshrs(8)).build(),
+              Fidelity::Line, 2);
+  h.attach_memory(queue, memory);
+  Tick finish[2] = {-1, -1};
+  h.start_range(0, 0, 128, AccessKind::Read, [&](Tick f) { finish[0] = f; });
+  queue.schedule(ns(5), Priority::Compute, [&] {
+    h.start_range(1, 4096, 64, AccessKind::Read, [&](Tick f) { finish[1] = f; });
+  });
+  queue.run();
+  CHECK(finish[0] == ns(201));
+  CHECK(finish[1] == ns(106));
+  const std::vector<Sent> want{
+      {ns(1), 0, 64, false}, {ns(6), 4096, 64, false}, {ns(101), 64, 64, false}};
+  CHECK(memory.sent == want);
+}

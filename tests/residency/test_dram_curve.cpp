@@ -92,9 +92,13 @@ TEST_CASE("a write-heavy load on a full controller is measured, not stalled") {
     CHECK(p.bandwidth > 0);
     CHECK(p.read_latency > 0);
   }
-  // Each load moves at least what the one before it did (within 2%: then it stops).
-  for (std::size_t i = 1; i + 1 < c.points.size(); ++i)
-    CHECK(c.points[i].bandwidth >= 0.98 * c.points[i - 1].bandwidth);
+  // More load, longer waits: the read latency never falls as cores are added. (Bandwidth
+  // need not rise at every step: this controller moves 129 GB/s at 2 cores, 117 at 4 as
+  // the writes' turnarounds grow, and 237 at 32 once the streams spread over every
+  // channel; with one queue in front of all channels the curve ended at 4 cores.)
+  for (std::size_t i = 1; i < c.points.size(); ++i)
+    CHECK(c.points[i].read_latency >= c.points[i - 1].read_latency);
+  CHECK(c.peak_bandwidth() >= c.points.front().bandwidth);
 }
 
 TEST_CASE("streaming reads approach the datasheet peak and never pass it") {

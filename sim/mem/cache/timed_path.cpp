@@ -19,7 +19,7 @@ constexpr Tick kLookaheadCycles = 64;
 TimedPath::TimedPath(Hierarchy& h) : h_(h) {
   for (int k = 0; k < h.levels(); ++k) {
     mshrs_used_.emplace_back(static_cast<std::size_t>(h.instances(k)), 0);
-    port_free_.emplace_back(static_cast<std::size_t>(h.instances(k)), 0);
+    ports_.emplace_back(static_cast<std::size_t>(h.instances(k)));
   }
   // MSHRs track lines of the first level (the line a core's miss asks for); a unit of
   // block fidelity stands for unit / line of them.
@@ -32,6 +32,8 @@ void TimedPath::attach(EventQueue& queue, mem::MemoryPort& port) {
   queue_ = &queue;
   port_ = &port;
   port.set_completion([this](const mem::MemRequest& r, Tick done) { on_memory_done(r, done); });
+  outgoing_.assign(static_cast<std::size_t>(port.destinations()) + 1, {});
+  queued_.clear();
   port.set_retry([this] { pump(); });
 }
 
@@ -39,19 +41,48 @@ void TimedPath::post(const mem::MemRequest& request) {
   if (!attached()) return;  // counted in the hierarchy's MemoryTraffic only
   mem::MemRequest r = request;
   r.id = kPostedBit | next_id_++;
-  outgoing_.push_back(r);
-  pump();
+  enqueue(r);
+}
+
+void TimedPath::enqueue(const mem::MemRequest& r) {
+  // A line waits for its destination; a block piece (more than a line) stands for lines of
+  // several channels and waits in order in a queue of its own, the last one.
+  const std::size_t d = r.bytes > line_bytes_ ? outgoing_.size() - 1
+                                              : static_cast<std::size_t>(port_->destination(r));
+  FUSIM_ASSERT(d < outgoing_.size(), "memory destination out of range");
+  std::deque<mem::MemRequest>& q = outgoing_[d];
+  if (q.empty() && port_->will_accept(r)) {
+    send(r);
+    return;
+  }
+  if (q.empty()) queued_.push_back(static_cast<int>(d));
+  q.push_back(r);
+  ++outgoing_count_;
+  port_->request_retry();
+}
+
+void TimedPath::send(const mem::MemRequest& r) {
+  if (r.id & kPostedBit) ++posted_in_flight_;
+  port_->send(r);
 }
 
 void TimedPath::pump() {
-  while (!outgoing_.empty() && port_->will_accept(outgoing_.front())) {
-    mem::MemRequest r = outgoing_.front();
-    outgoing_.pop_front();
-    if (r.id & kPostedBit) ++posted_in_flight_;
-    port_->send(r);
+  // Each destination's queue in order (the queues in the order they began to wait); a
+  // request refused holds up only its own queue.
+  std::size_t keep = 0;
+  for (const int d : queued_) {
+    std::deque<mem::MemRequest>& q = outgoing_[static_cast<std::size_t>(d)];
+    while (!q.empty() && port_->will_accept(q.front())) {
+      const mem::MemRequest r = q.front();
+      q.pop_front();
+      --outgoing_count_;
+      send(r);
+    }
+    if (!q.empty()) queued_[keep++] = d;
   }
+  queued_.resize(keep);
   // Refused: pump() runs again when room frees (the port's retry, set in attach).
-  if (!outgoing_.empty()) port_->request_retry();
+  if (outgoing_count_ != 0) port_->request_retry();
 }
 
 std::uint32_t& TimedPath::mshrs_used(int level, int core) {
@@ -107,10 +138,7 @@ bool TimedPath::send_piece(std::uint32_t u, Tick issue, Tick* sent_at) {
   m.sent_lines += n;
   ++m.pieces_in_flight;
   waiting_.emplace(piece.id, Miss{m.slot, m.core, n, u});
-  queue_->schedule(when, Priority::Memory, [this, piece] {
-    outgoing_.push_back(piece);
-    pump();
-  });
+  queue_->schedule(when, Priority::Memory, [this, piece] { enqueue(piece); });
   return m.sent_lines == m.lines;
 }
 
@@ -118,25 +146,23 @@ void TimedPath::take_mshrs(int core, int delta) {
   for (int k = 0; k < h_.levels(); ++k) mshrs_used(k, core) += static_cast<std::uint32_t>(delta);
 }
 
+PortCalendar& TimedPath::port(int level, int core) {
+  return ports_[static_cast<std::size_t>(level)]
+               [h_.level_config(level).shared ? 0 : static_cast<std::size_t>(core)];
+}
+
 Tick TimedPath::through_port(int level, int core, Tick arrival) {
-  Tick& free = port_free_[static_cast<std::size_t>(level)]
-                         [h_.level_config(level).shared ? 0 : static_cast<std::size_t>(core)];
-  Tick start = std::max(arrival, free);
-  free = start + h_.port_occupancy(level);
-  return start;
+  return port(level, core).book(arrival, h_.port_occupancy(level), queue_->now());
 }
 
 Tick TimedPath::through_port(int level, int core, Tick arrival, std::uint32_t lines) {
   if (static_cast<std::uint64_t>(lines) * line_bytes_ == h_.unit_bytes())
     return through_port(level, core, arrival);
   const LevelConfig& c = h_.level_config(level);
-  Tick& free =
-      port_free_[static_cast<std::size_t>(level)][c.shared ? 0 : static_cast<std::size_t>(core)];
-  Tick start = std::max(arrival, free);
   // cycle x lines / ports, rounded up (as Hierarchy::port_occupancy is for a whole unit)
-  free = start + static_cast<Tick>(ceil_div(static_cast<std::uint64_t>(c.clock_period) * lines,
-                                            static_cast<std::uint64_t>(c.ports)));
-  return start;
+  const auto occupancy = static_cast<Tick>(ceil_div(
+      static_cast<std::uint64_t>(c.clock_period) * lines, static_cast<std::uint64_t>(c.ports)));
+  return port(level, core).book(arrival, occupancy, queue_->now());
 }
 
 void TimedPath::start(int core, std::uint64_t first, std::uint64_t end, bool whole_first,
@@ -175,7 +201,7 @@ void TimedPath::advance(std::uint32_t slot) {
     const int core = x->core;
     const std::uint64_t unit = x->next;
     Tick t = std::max(x->cursor, now);
-    t = std::max(t, port_free_[0][h_.level_config(0).shared ? 0 : static_cast<std::size_t>(core)]);
+    t = std::max(t, port(0, core).free_at());
     if (t > horizon) {
       x->cursor = t;
       queue_->schedule(t, Priority::Memory, [this, slot] { advance(slot); });
@@ -256,10 +282,7 @@ void TimedPath::advance(std::uint32_t slot) {
       // A direct write (write-around, streaming) is waited for but holds no MSHR.
       r.id = next_id_++;
       waiting_.emplace(r.id, Miss{slot, core, 0, kNoUnit});
-      queue_->schedule(send_at, Priority::Memory, [this, r] {
-        outgoing_.push_back(r);
-        pump();
-      });
+      queue_->schedule(send_at, Priority::Memory, [this, r] { enqueue(r); });
     }
   }
   maybe_complete(slot);
@@ -339,7 +362,7 @@ void TimedPath::resume_after_free() {
 }
 
 bool TimedPath::busy() const {
-  if (!outgoing_.empty() || !waiting_.empty() || posted_in_flight_ != 0) return true;
+  if (outgoing_count_ != 0 || !waiting_.empty() || posted_in_flight_ != 0) return true;
   for (const Transfer& x : transfers_)
     if (x.active) return true;
   return false;
@@ -354,12 +377,12 @@ std::string TimedPath::describe() const {
       const auto n = static_cast<std::size_t>(i);
       s += fmt::format("{}{}: {} lines valid, {}/{} MSHRs busy, port free at {} ps\n", c.name,
                        c.shared ? "" : fmt::format("[core{}]", i), h_.cache(k, i).occupancy(),
-                       mshrs_used_[level][n], c.mshrs, port_free_[level][n]);
+                       mshrs_used_[level][n], c.mshrs, ports_[level][n].free_at());
     }
   }
   s += fmt::format(
       "memory: {} requests waiting for the port, {} misses and {} posted writes in flight\n",
-      outgoing_.size(), waiting_.size(), posted_in_flight_);
+      outgoing_count_, waiting_.size(), posted_in_flight_);
   for (std::size_t i = 0; i < transfers_.size(); ++i) {
     const Transfer& x = transfers_[i];
     if (!x.active) continue;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "mem/cache/hierarchy.h"
+#include "mem/cache/port_calendar.h"
 
 namespace fusim::cache {
 
@@ -69,6 +70,10 @@ class TimedPath {
   void advance(std::uint32_t slot);
   void maybe_complete(std::uint32_t slot);
   void on_memory_done(const mem::MemRequest& request, Tick done);
+  // Sends `r` now if its destination's queue is empty and the memory accepts it, else
+  // queues it there.
+  void enqueue(const mem::MemRequest& r);
+  void send(const mem::MemRequest& r);
   void pump();
   // MSHR lines free for a new miss of `core`: the least over the levels on its path.
   std::uint32_t free_mshr_lines(int core) const;
@@ -81,6 +86,7 @@ class TimedPath {
   bool send_piece(std::uint32_t u, Tick issue, Tick* sent_at = nullptr);
   void resume_after_free();
   std::uint32_t& mshrs_used(int level, int core);
+  PortCalendar& port(int level, int core);
   // Queues at level k's port for a unit arriving at `arrival`; returns when it gets in.
   Tick through_port(int level, int core, Tick arrival);
   // The same for `lines` lines of a unit (a piece of a block miss).
@@ -89,12 +95,16 @@ class TimedPath {
   Hierarchy& h_;
   EventQueue* queue_ = nullptr;
   mem::MemoryPort* port_ = nullptr;
-  std::deque<mem::MemRequest> outgoing_;
+  // Requests the memory refused, a FIFO per destination (MemoryPort::destination) and one
+  // for block pieces (the last), and the queues with requests waiting.
+  std::vector<std::deque<mem::MemRequest>> outgoing_;
+  std::vector<int> queued_;
+  std::size_t outgoing_count_ = 0;
   std::vector<Transfer> transfers_;
   std::vector<std::uint32_t> free_slots_;
   std::vector<std::uint32_t> parked_;
   std::vector<std::vector<std::uint32_t>> mshrs_used_;  // [level][instance]
-  std::vector<std::vector<Tick>> port_free_;            // [level][instance]
+  std::vector<std::vector<PortCalendar>> ports_;        // [level][instance]
   std::unordered_map<std::uint64_t, Miss> waiting_;     // request id -> range waiting for it
   std::vector<UnitMiss> unit_misses_;
   std::vector<std::uint32_t> free_unit_misses_;

@@ -41,6 +41,16 @@ class DramSystem final : public mem::MemoryPort {
   // entry frees), after request_retry().
   void set_retry(std::function<void()> retry) override { retry_ = std::move(retry); }
   void request_retry() override { retry_requested_ = true; }
+  // A channel per destination: a request waits for the channel of its first atom. (One
+  // whose atoms go to several channels may be refused for another one; it then holds up
+  // the requests behind it for its first channel only. A 128 B line of HBM's 32 B atoms
+  // spans channels under channel-interleaved mappings, so a queue per channel set would
+  // leave most requests in one queue, as before.)
+  int destinations() const override { return channel_count(); }
+  int destination(const mem::MemRequest& request) const override {
+    if (request.bytes <= atom_bytes_) return mapping_.channel_of(request.addr);
+    return plan(request).per_channel.front().first;
+  }
   // Before the first send only.
   void set_wake_mode(WakeMode mode);
   WakeMode wake_mode() const { return wake_mode_; }

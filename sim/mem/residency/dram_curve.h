@@ -8,8 +8,8 @@
 // the executor misses every level: `a` cores each keep `mshrs` line reads in flight (a
 // read answered frees its MSHR and the core's next miss goes out `path_latency` later,
 // the lookups down to the last level), posted writes (dirty victims) join at a fixed
-// share of the bytes, and everything waits in one FIFO in front of the controller when
-// it refuses (the hierarchy's outgoing queue). Pattern `stream`: `regions` tensors read
+// share of the bytes, and what the controller refuses waits in a FIFO per channel in
+// front of it (the hierarchy's outgoing queues). Pattern `stream`: `regions` tensors read
 // together, each chunk of `chunk_bytes` (all regions) cut into one consecutive piece per
 // active core, each core reading its pieces line by line, a region at a time in turn (as
 // the executor cuts a pass among an op's cores: sim/exec/simulate.h); each core's writes
