@@ -32,8 +32,7 @@ void TimedPath::attach(EventQueue& queue, mem::MemoryPort& port) {
   queue_ = &queue;
   port_ = &port;
   port.set_completion([this](const mem::MemRequest& r, Tick done) { on_memory_done(r, done); });
-  outgoing_.assign(static_cast<std::size_t>(port.destinations()) + 1, {});
-  queued_.clear();
+  outgoing_.reset(static_cast<std::size_t>(port.destinations()) + 1);
   port.set_retry([this] { pump(); });
 }
 
@@ -47,17 +46,13 @@ void TimedPath::post(const mem::MemRequest& request) {
 void TimedPath::enqueue(const mem::MemRequest& r) {
   // A line waits for its destination; a block piece (more than a line) stands for lines of
   // several channels and waits in order in a queue of its own, the last one.
-  const std::size_t d = r.bytes > line_bytes_ ? outgoing_.size() - 1
+  const std::size_t d = r.bytes > line_bytes_ ? outgoing_.queues() - 1
                                               : static_cast<std::size_t>(port_->destination(r));
-  FUSIM_ASSERT(d < outgoing_.size(), "memory destination out of range");
-  std::deque<mem::MemRequest>& q = outgoing_[d];
-  if (q.empty() && port_->will_accept(r)) {
+  if (outgoing_.empty(d) && port_->will_accept(r)) {
     send(r);
     return;
   }
-  if (q.empty()) queued_.push_back(static_cast<int>(d));
-  q.push_back(r);
-  ++outgoing_count_;
+  outgoing_.push(d, r);
   port_->request_retry();
 }
 
@@ -67,22 +62,9 @@ void TimedPath::send(const mem::MemRequest& r) {
 }
 
 void TimedPath::pump() {
-  // Each destination's queue in order (the queues in the order they began to wait); a
-  // request refused holds up only its own queue.
-  std::size_t keep = 0;
-  for (const int d : queued_) {
-    std::deque<mem::MemRequest>& q = outgoing_[static_cast<std::size_t>(d)];
-    while (!q.empty() && port_->will_accept(q.front())) {
-      const mem::MemRequest r = q.front();
-      q.pop_front();
-      --outgoing_count_;
-      send(r);
-    }
-    if (!q.empty()) queued_[keep++] = d;
-  }
-  queued_.resize(keep);
+  outgoing_.drain(*port_, [this](const mem::MemRequest& r) { send(r); });
   // Refused: pump() runs again when room frees (the port's retry, set in attach).
-  if (outgoing_count_ != 0) port_->request_retry();
+  if (outgoing_.size() != 0) port_->request_retry();
 }
 
 std::uint32_t& TimedPath::mshrs_used(int level, int core) {
@@ -362,7 +344,7 @@ void TimedPath::resume_after_free() {
 }
 
 bool TimedPath::busy() const {
-  if (outgoing_count_ != 0 || !waiting_.empty() || posted_in_flight_ != 0) return true;
+  if (outgoing_.size() != 0 || !waiting_.empty() || posted_in_flight_ != 0) return true;
   for (const Transfer& x : transfers_)
     if (x.active) return true;
   return false;
@@ -382,7 +364,7 @@ std::string TimedPath::describe() const {
   }
   s += fmt::format(
       "memory: {} requests waiting for the port, {} misses and {} posted writes in flight\n",
-      outgoing_count_, waiting_.size(), posted_in_flight_);
+      outgoing_.size(), waiting_.size(), posted_in_flight_);
   for (std::size_t i = 0; i < transfers_.size(); ++i) {
     const Transfer& x = transfers_[i];
     if (!x.active) continue;

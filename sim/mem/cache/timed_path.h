@@ -10,6 +10,7 @@
 
 #include "mem/cache/hierarchy.h"
 #include "mem/cache/port_calendar.h"
+#include "mem/refused_queues.h"
 
 namespace fusim::cache {
 
@@ -96,10 +97,8 @@ class TimedPath {
   EventQueue* queue_ = nullptr;
   mem::MemoryPort* port_ = nullptr;
   // Requests the memory refused, a FIFO per destination (MemoryPort::destination) and one
-  // for block pieces (the last), and the queues with requests waiting.
-  std::vector<std::deque<mem::MemRequest>> outgoing_;
-  std::vector<int> queued_;
-  std::size_t outgoing_count_ = 0;
+  // for block pieces (the last).
+  mem::RefusedQueues outgoing_;
   std::vector<Transfer> transfers_;
   std::vector<std::uint32_t> free_slots_;
   std::vector<std::uint32_t> parked_;

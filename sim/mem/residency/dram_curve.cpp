@@ -3,11 +3,11 @@
 
 #include <fmt/format.h>
 #include <algorithm>
-#include <deque>
 
 #include "core/error.h"
 #include "core/event_queue.h"
 #include "mem/dram/dram_system.h"
+#include "mem/refused_queues.h"
 #include "mem/residency/dram_curve_file.h"
 
 namespace fusim::residency {
@@ -41,7 +41,7 @@ class Probe {
     refresh_interval_ = spec.t.tREFI * spec.tCK;
     dram_.set_completion([this](const mem::MemRequest& r, Tick done) { completed(r, done); });
     dram_.set_retry([this] { pump(); });
-    fifo_.resize(static_cast<std::size_t>(dram_.destinations()));
+    fifo_.reset(static_cast<std::size_t>(dram_.destinations()));
     // Region bases (and the write stream's, last) anywhere, line aligned.
     for (int r = 0; r <= regions_; ++r) base_.push_back(random_line());
     // A load of `active` cores is an op on that many cores: the executor cuts each chunk
@@ -164,35 +164,23 @@ class Probe {
   void join(const mem::MemRequest& r) {
     // Refused on arrival (the controller full, or others already waiting in front of it):
     // counted over the window, this says whether the load saturated the controller.
-    // (A FIFO per channel, as the hierarchy's outgoing queues are: mem/cache/timed_path.h.)
+    // (A FIFO per channel, as the hierarchy's outgoing queues are: mem/refused_queues.h.)
     const auto d = static_cast<std::size_t>(dram_.destination(r));
-    const bool waits = !fifo_[d].empty() || !dram_.will_accept(r);
+    const bool waits = !fifo_.empty(d) || !dram_.will_accept(r);
     if (window_start_ >= 0 && !stopped_) {
       ++window_joined_;
       if (waits) ++window_waited_;
     }
-    if (fifo_[d].empty()) queued_.push_back(d);
-    fifo_[d].push_back(r);
-    ++waiting_;
+    fifo_.push(d, r);
     pump();
   }
   void pump() {
-    std::size_t keep = 0;
-    for (const std::size_t d : queued_) {
-      std::deque<mem::MemRequest>& q = fifo_[d];
-      while (!q.empty() && dram_.will_accept(q.front())) {
-        dram_.send(q.front());
-        q.pop_front();
-        --waiting_;
-      }
-      if (!q.empty()) queued_[keep++] = d;
-    }
-    queued_.resize(keep);
+    fifo_.drain(dram_, [this](const mem::MemRequest& r) { dram_.send(r); });
     // Refused: wait for the controller's retry (memory_port.h), as the hierarchy's outgoing
     // queues do (mem/cache/timed_path.cpp). Without it the head waited for the next
     // request to join, and once every core's misses sat behind it (writes free no MSHR)
     // nothing joined: write-heavy points measured 0 B/s and ended their curves there.
-    if (waiting_ != 0) dram_.request_retry();
+    if (fifo_.size() != 0) dram_.request_retry();
   }
 
   void completed(const mem::MemRequest& r, Tick done) {
@@ -221,15 +209,13 @@ class Probe {
   double write_share_;
   int active_;
   std::uint64_t seed_;
-  std::vector<mem::Addr> base_;                    // region bases, then the victim streams' base
-  std::uint64_t piece_ = 64;                       // one core's part of a region's chunk slice
-  std::vector<std::uint64_t> offset_;              // per core and region: bytes read of its pieces
-  std::vector<std::size_t> turn_;                  // per core: requests issued (picks the region)
-  std::vector<std::uint64_t> write_offset_;        // per victim stream: bytes written of its pieces
-  std::uint64_t writes_ = 0;                       // writes issued (picks the victim stream)
-  std::vector<std::deque<mem::MemRequest>> fifo_;  // per channel (DramSystem::destination)
-  std::vector<std::size_t> queued_;                // channels with requests waiting
-  std::size_t waiting_ = 0;
+  std::vector<mem::Addr> base_;              // region bases, then the victim streams' base
+  std::uint64_t piece_ = 64;                 // one core's part of a region's chunk slice
+  std::vector<std::uint64_t> offset_;        // per core and region: bytes read of its pieces
+  std::vector<std::size_t> turn_;            // per core: requests issued (picks the region)
+  std::vector<std::uint64_t> write_offset_;  // per victim stream: bytes written of its pieces
+  std::uint64_t writes_ = 0;                 // writes issued (picks the victim stream)
+  mem::RefusedQueues fifo_;                  // per channel (DramSystem::destination)
   double write_credit_ = 0;
   Tick refresh_interval_ = 0;
   std::int64_t completions_ = 0, window_reads_ = 0;
