@@ -54,11 +54,49 @@ int Pipes::resource_of(int group, int level, bool mshr) {
   return r;
 }
 
+double Pipes::first_batch(const FlowWork& w) const {
+  double batch = std::numeric_limits<double>::infinity();
+  const double cores = std::max(w.cores, 1);
+  for (const PipeLevel& l : config_.levels)
+    batch = std::min(batch, static_cast<double>(l.mshrs) * (l.shared ? 1.0 : cores));
+  return batch;
+}
+
+double Pipes::mshrs_held(const Flow& f) const {
+  // Little's law: misses issued per ps times the time each holds its MSHR.
+  const double latency = static_cast<double>(config_.miss_path_latency + memory_latency_);
+  const double batch = first_batch(f.work);
+  return batch > 0 ? std::min(1.0, f.rate * f.work.memory_reads * latency / batch) : 1.0;
+}
+
+double Pipes::free_batch(const FlowWork& w) {
+  if (w.memory_reads <= 0) return 1;
+  double held = 0;
+  for (const Flow& o : flows_)
+    if (o.work.group == w.group && o.work.memory_reads > 0 && o.remaining > kDone)
+      held += mshrs_held(o);
+  const Tick now = queue_.now();
+  if (static_cast<std::size_t>(w.group) < tails_.size()) {
+    auto& tails = tails_[static_cast<std::size_t>(w.group)];
+    // The last batch of a finished flow is answered evenly over its tail.
+    std::size_t keep = 0;
+    for (const Tail& t : tails) {
+      if (t.end <= now) continue;
+      held += t.held * static_cast<double>(t.end - now) /
+              static_cast<double>(std::max<Tick>(1, t.end - t.work_end));
+      tails[keep++] = t;
+    }
+    tails.resize(keep);
+  }
+  return std::max(0.0, 1.0 - held);
+}
+
 void Pipes::start(const FlowWork& work, Done done) {
   advance_to_now();
   Flow f;
   f.work = work;
   f.done = std::move(done);
+  f.exempt = free_batch(work);
   // Touch the flow's resources so that they exist before the solve.
   for (std::size_t k = 0; k < config_.levels.size(); ++k) {
     if (work.lookups[k] > 0) resource_of(work.group, static_cast<int>(k), false);
@@ -94,11 +132,9 @@ void Pipes::fill(double latency_ps) {
     const double units = std::max(w.units, 1.0);
     const double cores = std::max(w.cores, 1);
     f.coeff[static_cast<std::size_t>(memory_resource_)] = memory_demand(w) / units;
-    // The first batch of misses (one per MSHR of the flow's cores) is the tail's.
-    double batch = std::numeric_limits<double>::infinity();
-    for (const PipeLevel& l : config_.levels)
-      batch = std::min(batch, static_cast<double>(l.mshrs) * (l.shared ? 1.0 : cores));
-    const double queued_misses = std::max(0.0, w.memory_reads - batch);
+    // The first batch of misses (one per MSHR of the flow's cores that was free when it
+    // started) is the tail's.
+    const double queued_misses = std::max(0.0, w.memory_reads - first_batch(w) * f.exempt);
     for (std::size_t k = 0; k < config_.levels.size(); ++k) {
       const PipeLevel& l = config_.levels[k];
       const double per = l.shared ? 1.0 : cores;  // private resources are per core
@@ -163,9 +199,9 @@ std::uint64_t Pipes::solution_key(std::vector<double>& key) const {
   for (const Flow& f : flows_) {
     const FlowWork& w = f.work;
     key.insert(key.end(),
-               {static_cast<double>(w.group), static_cast<double>(w.cores), w.units, w.memory_reads,
-                w.memory_read_bytes, w.memory_write_bytes, w.writeback_bytes, w.posted_bytes,
-                w.read_regions, static_cast<double>(w.deepest)});
+               {f.exempt, static_cast<double>(w.group), static_cast<double>(w.cores), w.units,
+                w.memory_reads, w.memory_read_bytes, w.memory_write_bytes, w.writeback_bytes,
+                w.posted_bytes, w.read_regions, static_cast<double>(w.deepest)});
     for (std::size_t k = 0; k < config_.levels.size(); ++k) key.push_back(w.lookups[k]);
   }
   std::uint64_t h = 0xcbf29ce484222325ULL;
@@ -325,6 +361,11 @@ void Pipes::on_wake(std::uint64_t generation) {
         deepest >= static_cast<int>(config_.levels.size())
             ? config_.miss_path_latency + others_latency(f)
             : config_.levels[static_cast<std::size_t>(std::max(0, deepest))].hit_latency;
+    if (f.work.memory_reads > 0 && deepest >= static_cast<int>(config_.levels.size())) {
+      const auto g = static_cast<std::size_t>(f.work.group);
+      if (g >= tails_.size()) tails_.resize(g + 1);
+      tails_[g].push_back({now, now + tail, mshrs_held(f)});
+    }
     Done done = std::move(f.done);
     const Tick at = now + tail;
     queue_.schedule(at, Priority::Response, [done = std::move(done), at] { done(at); });
