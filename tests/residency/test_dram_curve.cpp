@@ -37,6 +37,23 @@ TEST_CASE("every point of a read curve obeys Little's law") {
   }
 }
 
+TEST_CASE("tensors at the same offset from 2 MiB boundaries share banks: reads wait for rows") {
+  // ddr4-3200's RoBaRaCoCh repeats its banks every channels x columns x banks bytes, a
+  // divisor of 2 MiB: two regions at such boundaries are in the same bank, other rows, at
+  // every step, and a core switching between them (a run of 64 lines each) opens a row
+  // per run, where one region keeps its rows open.
+  const auto spec = dram::load_dram_preset("ddr4-3200");
+  const auto p = params(1, 12, 30'000);
+  const auto first = [&](int regions) {
+    return measure_dram_curve(spec, p, DramPattern::AlignedStream, regions, 0.0).points.front();
+  };
+  const CurvePoint one = first(1), two = first(2);
+  INFO("one region " << one.read_latency << " ps, two " << two.read_latency << " ps");
+  CHECK(two.read_latency > one.read_latency + 1000);
+  CHECK(two.bandwidth < one.bandwidth);
+  CHECK(std::string(to_string(DramPattern::AlignedStream)) == "aligned-stream");
+}
+
 TEST_CASE("max_bandwidth bounds a curve's reads, not its reads and writes together") {
   // It is what the last cache level's ports can send: reads. With half the bytes writes,
   // a load moving 1.33 x max_bandwidth in all reads only 0.67 x of it, so the next load is

@@ -152,8 +152,8 @@ namespace {
 // Memory whose read latency rises with the load: 40 ns idle, 140 ns at its 6.4 GB/s.
 class RisingMemory final : public MemoryCurve {
  public:
-  double peak_bandwidth(int, double) override { return 6.4e9; }
-  Tick read_latency(int, double, double bandwidth) override {
+  double peak_bandwidth(int, double, double) override { return 6.4e9; }
+  Tick read_latency(int, double, double, double bandwidth) override {
     return 40'000 + static_cast<Tick>(100'000 * bandwidth / 6.4e9 + 0.5);
   }
 };
@@ -258,4 +258,27 @@ TEST_CASE("a flow started while its cores' MSHRs are held waits for them like an
     CHECK(a == 5'000'000);
     CHECK(b == 5'000'000);
   }
+}
+
+TEST_CASE(
+    "a chunk's aligned share: reads of equal slices at the same offset from a 2 MiB boundary") {
+  const Addr mib = Addr{1} << 20;
+  // Two 512 KiB slices of tensors at 2 MiB boundaries, chunk 3 of each: aligned.
+  std::vector<TensorRange> r{{6 * mib + 3 * mib / 2, mib / 2, false},
+                             {40 * mib + 3 * mib / 2, mib / 2, true}};
+  CHECK(aligned_share(r, {512.0 * 1024, 512.0 * 1024}) == 1.0);
+  // One of them a page further: another bank run, as random bases are.
+  r[1].addr += 4096;
+  CHECK(aligned_share(r, {512.0 * 1024, 512.0 * 1024}) == 0.0);
+  r[1].addr -= 4096;
+  // Slices of other sizes drift apart (an 80 MB weight's beside a 128 MB input's).
+  r[1].bytes = 320 * 1024;
+  CHECK(aligned_share(r, {512.0 * 1024, 320.0 * 1024}) == 0.0);
+  r[1].bytes = mib / 2;
+  // A third range elsewhere: the aligned pair's share of the bytes read from memory.
+  r.push_back({100 * mib + 12345 * 64, mib / 2, false});
+  CHECK(aligned_share(r, {300.0, 100.0, 200.0}) == Approx(400.0 / 600.0));
+  // A range found in cache (no memory reads) aligns with nothing.
+  CHECK(aligned_share(r, {300.0, 0.0, 200.0}) == 0.0);
+  CHECK(aligned_share({}, {}) == 0.0);
 }

@@ -201,7 +201,7 @@ std::uint64_t Pipes::solution_key(std::vector<double>& key) const {
     key.insert(key.end(),
                {f.exempt, static_cast<double>(w.group), static_cast<double>(w.cores), w.units,
                 w.memory_reads, w.memory_read_bytes, w.memory_write_bytes, w.writeback_bytes,
-                w.posted_bytes, w.read_regions, static_cast<double>(w.deepest)});
+                w.posted_bytes, w.read_regions, w.aligned, static_cast<double>(w.deepest)});
     for (std::size_t k = 0; k < config_.levels.size(); ++k) key.push_back(w.lookups[k]);
   }
   std::uint64_t h = 0xcbf29ce484222325ULL;
@@ -232,6 +232,7 @@ void Pipes::solve() {
     write_share_ = s.write_share;
     memory_latency_ = s.memory_latency;
     regions_ = s.regions;
+    aligned_ = s.aligned;
     memory_unlimited_ = s.memory_unlimited;
     return;
   }
@@ -249,6 +250,7 @@ void Pipes::solve() {
   s.write_share = write_share_;
   s.memory_latency = memory_latency_;
   s.regions = regions_;
+  s.aligned = aligned_;
   s.memory_unlimited = memory_unlimited_;
   solutions_[hash].emplace_back(key_, std::move(s));
   ++solution_count_;
@@ -256,12 +258,13 @@ void Pipes::solve() {
 
 void Pipes::solve_uncached() {
   // The mix on memory: its write share and the regions read, weighted by bytes.
-  double reads = 0, writes = 0, regions = 0, posted = 0;
+  double reads = 0, writes = 0, regions = 0, posted = 0, aligned = 0;
   bool misses = false;
   for (const Flow& f : flows_) {
     reads += f.work.memory_read_bytes;
     writes += f.work.memory_write_bytes + f.work.writeback_bytes;
     regions += f.work.memory_read_bytes * f.work.read_regions;
+    aligned += f.work.memory_read_bytes * f.work.aligned;
     posted += f.work.posted_bytes;
     misses = misses || f.work.memory_reads > 0;
   }
@@ -275,8 +278,9 @@ void Pipes::solve_uncached() {
   const double total = reads + writes + posted;
   write_share_ = total > 0 ? (writes + posted) / total : 1.0;
   regions_ = reads > 0 ? std::max(1, static_cast<int>(std::lround(regions / reads))) : 1;
-  const double peak = memory_.peak_bandwidth(regions_, write_share_) * 1e-12;  // bytes/ps
-  const double write_peak = memory_.peak_bandwidth(1, 1.0) * 1e-12;
+  aligned_ = reads > 0 ? std::min(1.0, aligned / reads) : 0;
+  const double peak = memory_.peak_bandwidth(regions_, write_share_, aligned_) * 1e-12;  // bytes/ps
+  const double write_peak = memory_.peak_bandwidth(1, 1.0, 0) * 1e-12;
   // Posted victims come first (they are ahead in the FIFO); what is left serves the
   // flows' memory demand, unless victims are queued: then nothing is left until they
   // are in. The posting rates depend on the flows' rates, which depend on the memory
@@ -289,7 +293,7 @@ void Pipes::solve_uncached() {
   drain_ = blocked ? write_peak : posting;
   memory.capacity = blocked ? 0 : std::max(0.0, peak - posting);
   auto latency_at = [&](double rate) {
-    return memory_.read_latency(regions_, write_share_, rate * 1e12);
+    return memory_.read_latency(regions_, write_share_, aligned_, rate * 1e12);
   };
   const double path = static_cast<double>(config_.miss_path_latency);
   if (!misses || blocked) {
@@ -321,7 +325,7 @@ void Pipes::solve_uncached() {
 Tick Pipes::others_latency(const Flow& f) {
   if (memory_unlimited_) return memory_latency_;
   const double others = std::max(0.0, memory_rate_ - f.rate * memory_demand(f.work) + posted_);
-  return memory_.read_latency(regions_, write_share_, others * 1e12);
+  return memory_.read_latency(regions_, write_share_, aligned_, others * 1e12);
 }
 
 void Pipes::schedule_next() {

@@ -80,6 +80,7 @@ struct FlowWork {
   double writeback_bytes = 0;  // dirty victims leaving with the flow's misses
   double posted_bytes = 0;     // dirty victims posted at once
   double read_regions = 1;     // streams the memory reads form (streaming_regions)
+  double aligned = 0;          // share of the reads' bytes in aligned streams (memory_curve.h)
   int deepest = 0;             // deepest level reached (levels = memory)
 };
 
@@ -165,6 +166,7 @@ class Pipes {
   Tick memory_latency_ = 0;  // read latency at that rate
   double write_share_ = 0;
   int regions_ = 1;
+  double aligned_ = 0;
   bool memory_unlimited_ = false;
   double backlog_ = 0;  // posted victims queued in front of memory (bytes)
   double posted_ = 0;   // bytes/ps of victims posted by flows that do not read memory
@@ -181,6 +183,7 @@ class Pipes {
     double memory_rate = 0, posted = 0, drain = 0, memory_capacity = 0, write_share = 0;
     Tick memory_latency = 0;
     int regions = 1;
+    double aligned = 0;
     bool memory_unlimited = false;
   };
   static constexpr std::size_t kMaxSolutions = 4096;

@@ -25,6 +25,27 @@ double streaming_regions(std::vector<double> bytes) {
   return weighted / total;
 }
 
+double aligned_share(const std::vector<TensorRange>& ranges,
+                     const std::vector<double>& read_bytes) {
+  constexpr Addr kPage = 4096;
+  double total = 0, aligned = 0;
+  for (std::size_t i = 0; i < ranges.size(); ++i) {
+    if (read_bytes[i] <= 0) continue;
+    total += read_bytes[i];
+    const Addr off = ranges[i].addr % kTensorAlignment / kPage;
+    for (std::size_t j = 0; j < ranges.size(); ++j) {
+      if (j == i || read_bytes[j] <= 0) continue;
+      const Addr size_gap = ranges[i].bytes > ranges[j].bytes ? ranges[i].bytes - ranges[j].bytes
+                                                              : ranges[j].bytes - ranges[i].bytes;
+      if (ranges[j].addr % kTensorAlignment / kPage == off && size_gap < kPage) {
+        aligned += read_bytes[i];
+        break;
+      }
+    }
+  }
+  return total > 0 ? aligned / total : 0;
+}
+
 PipeConfig TensorMemory::pipe_config(const cache::HierarchyConfig& config) {
   PipeConfig p;
   Tick path = 0;
@@ -132,6 +153,7 @@ Served TensorMemory::issue(int bin, int group, int cores, const std::vector<Tens
       total += s;
     }
   }
+  w.aligned = aligned_share(ranges, read_bytes);
   w.read_regions = streaming_regions(std::move(read_bytes));
   const int n = hierarchy_.levels();
   w.units = static_cast<double>(total.units);

@@ -61,6 +61,15 @@ constexpr std::uint64_t kInterleaveUnits = 64;
 // Equal ranges give their count; {1, 2} gives (2^2 x 1 + 1 x 1) / 3 = 5/3. 0 when none.
 double streaming_regions(std::vector<double> bytes);
 
+// The share of a chunk's memory reads (`read_bytes`, one entry per range) in streams that
+// advance in step with another at the same offset from a kTensorAlignment boundary
+// (dram_curve.h, AlignedStream): ranges reading memory whose slices start in the same
+// 4 KiB page of that offset and are the same size (within a page: then each core's piece
+// of them is too). Such ranges are the same chunk of tensors the allocator placed at its
+// boundaries; where they lie elsewhere or are cut in pieces of other sizes they drift
+// through the banks as Stream's random bases do. 0 when none.
+double aligned_share(const std::vector<TensorRange>& ranges, const std::vector<double>& read_bytes);
+
 class TensorMemory {
  public:
   using Done = std::function<void(Tick finish)>;
