@@ -39,6 +39,18 @@ FlowWork eight_cores_reading_64kib() {
   w.deepest = 2;
   return w;
 }
+// One core reads 400 lines that miss L1 and the LLC.
+FlowWork one_core_missing_400() {
+  FlowWork w;
+  w.cores = 1;
+  w.units = 400;
+  w.lookups[0] = 400;
+  w.lookups[1] = 400;
+  w.memory_reads = 400;
+  w.memory_read_bytes = 400 * 64;
+  w.deepest = 2;
+  return w;
+}
 }  // namespace
 
 TEST_CASE("a flow that hits L1 takes its units' port time plus the L1 latency") {
@@ -92,14 +104,7 @@ TEST_CASE("misses are bound by MSHRs x line / latency (Little's law)") {
   // One core, 4 MSHRs, 400 misses, each held 10 ns (path) + 40 ns (memory): 100 batches
   // of 4 misses, 50 ns each = 5000 ns (the port would take only 400 ns).
   Run r(40'000, 0);
-  FlowWork w;
-  w.cores = 1;
-  w.units = 400;
-  w.lookups[0] = 400;
-  w.lookups[1] = 400;
-  w.memory_reads = 400;
-  w.memory_read_bytes = 400 * 64;
-  w.deepest = 2;
+  const FlowWork w = one_core_missing_400();
   Tick done = -1;
   r.pipes.start(w, [&](Tick t) { done = t; });
   r.queue.run();
@@ -208,14 +213,7 @@ TEST_CASE("a flow started while its cores' MSHRs are held waits for them like an
   // One core, 4 MSHRs, misses held 50 ns: two chunks of 400 misses take 800 / 4 x 50 ns =
   // 10000 ns however they overlap, as the line model's core issues into each MSHR as it
   // frees. Each chunk's first batch in its tail would give 9950 ns: a latency per chunk.
-  FlowWork w;
-  w.cores = 1;
-  w.units = 400;
-  w.lookups[0] = 400;
-  w.lookups[1] = 400;
-  w.memory_reads = 400;
-  w.memory_read_bytes = 400 * 64;
-  w.deepest = 2;
+  const FlowWork w = one_core_missing_400();
   SECTION("started together (double buffered)") {
     Run r(40'000, 0);
     Tick a = -1, b = -1;
