@@ -5,7 +5,7 @@
 // joins behind its queue's others even when the memory would now accept it (arrival
 // order within a queue); the queues are served in the order they began to wait.
 // One rule for every sender: the hierarchy's outgoing misses (mem/cache/timed_path.h)
-// and the DRAM curve probe (mem/residency/dram_curve.cpp), so that the curve the tensor
+// and the DRAM curve probe (mem/residency/dram_probe.cpp), so that the curve the tensor
 // fidelity reads is measured under the same queueing as the line path it stands for.
 #include <cstddef>
 #include <deque>

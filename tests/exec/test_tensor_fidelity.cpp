@@ -5,7 +5,7 @@
 // Every ordering, step time / DRAM bytes, tensor against line, 3 steps, SGD (the MLP Adam),
 // measured 2026-12-04 after a chunk's DRAM streams became its ranges still reading averaged
 // over the bytes read (tensor_memory.h: streaming_regions) and the curves' dirty victims a
-// stream per core, paced by that core's misses (dram_curve.cpp) (commands: `fusim simulate
+// stream per core, paced by that core's misses (dram_probe.cpp) (commands: `fusim simulate
 // --ordering all --steps 3 --fidelity line|tensor --json` on `trace gen resnet18 --batch 1
 // --resolution 32`, gpt2-small --batch 2 --seq 32 --layers 2 --hidden 128 --heads 4,
 // traces/mlp.json; the 4-core Xeon is `--machine xeon-8380-ddr4 --set compute.cores=4
@@ -35,7 +35,7 @@
 // victims spread over bank groups (a lone sequential write stream is held to tCCD_L: the
 // DDR4 write-only curve peaked at 126 GB/s of 205, now 194), which line's 40 cores' victims
 // may not do as fully; not settled. Since a plateau ends a curve only with the controller
-// full (dram_curve.cpp: the 1-region write-only curve had stopped at 4 cores' 97 GB/s,
+// full (dram_probe.cpp: the 1-region write-only curve had stopped at 4 cores' 97 GB/s,
 // where 8 cores move 193; the 1-region half-write curve now also reaches 40 cores, peak 145
 // -> 149 GB/s), 384.0 ms (-5.7%; `fusim simulate --trace resnet50 --batch 32 --machine
 // xeon-8380-ddr4 --optimizer adam --ordering eager --steps 1 --fidelity tensor`, DRAM

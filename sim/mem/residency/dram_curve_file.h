@@ -28,7 +28,7 @@ struct CurveFileName {
 std::optional<DramCurve> read_curve_file(const CurveFileName& name);
 void write_curve_file(const CurveFileName& name, const DramCurve& curve);
 
-// The behaviour of the controller on a fixed small probe, as text (dram_curve.cpp).
+// The behaviour of the controller on a fixed small probe, as text (dram_probe.cpp).
 std::string controller_fingerprint(const dram::DramSpec& spec);
 
 // $FUSIM_CACHE_DIR when set (empty: no cache), else $XDG_CACHE_HOME/fusim, else
