@@ -23,6 +23,8 @@ class MemoryTap final : public mem::MemoryPort {
   void request_retry() override { memory_.request_retry(); }
   int destinations() const override { return memory_.destinations(); }
   int destination(const mem::MemRequest& r) const override { return memory_.destination(r); }
+  int refused_by(const mem::MemRequest& r) const override { return memory_.refused_by(r); }
+  std::uint64_t room_freed(int queue) const override { return memory_.room_freed(queue); }
 
   // Bytes served by main memory outside the controller (GEMM re-reads timed by a bandwidth
   // model, see simulator.cpp): counted like sent bytes, nothing is forwarded.

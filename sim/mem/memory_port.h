@@ -44,6 +44,16 @@ class MemoryPort {
   // controller), not every request behind it. Default: one queue.
   virtual int destinations() const { return 1; }
   virtual int destination(const MemRequest& /*request*/) const { return 0; }
+  // For a sender holding many refused requests (mem/refused_queues.h): which of the
+  // memory's queues refuses `request` now (-1: it fits, as will_accept says), and
+  // room_freed(that queue), a count that grows whenever the queue frees an entry. While
+  // the count stays where it was at the refusal, the request is still refused (sending
+  // only takes room), and the sender need not ask again: at every retry it would ask the
+  // head of every destination's FIFO (the H100's 80 pseudo-channels, at every column
+  // command). Default: will_accept's answer, and kUntracked (ask again every time).
+  static constexpr std::uint64_t kUntracked = ~std::uint64_t{0};
+  virtual int refused_by(const MemRequest& request) const { return will_accept(request) ? -1 : 0; }
+  virtual std::uint64_t room_freed(int /*queue*/) const { return kUntracked; }
 };
 
 }  // namespace fusim::mem

@@ -20,6 +20,7 @@ class RefusedQueues {
  public:
   void reset(std::size_t queues) {
     fifo_.assign(queues, {});
+    refused_.assign(queues, Refusal{});
     waiting_queues_.clear();
     count_ = 0;
   }
@@ -29,20 +30,36 @@ class RefusedQueues {
 
   void push(std::size_t q, const MemRequest& r) {
     FUSIM_ASSERT(q < fifo_.size(), "refused-request queue out of range");
-    if (fifo_[q].empty()) waiting_queues_.push_back(q);
+    if (fifo_[q].empty()) {
+      waiting_queues_.push_back(q);
+      refused_[q] = Refusal{};  // a new head: ask about it
+    }
     fifo_[q].push_back(r);
     ++count_;
   }
 
   // Sends each waiting queue's head while `port` accepts it, by `send(request)` (which
   // must hand it to `port`); a refused head holds up only its own queue. The caller asks
-  // for the port's retry while size() != 0.
+  // for the port's retry while size() != 0. A head refused by a port queue that has freed
+  // no entry since is not asked about again (MemoryPort::refused_by): the answer would be
+  // the same.
   template <class Send>
   void drain(const MemoryPort& port, Send&& send) {
     std::size_t keep = 0;
     for (const std::size_t q : waiting_queues_) {
       std::deque<MemRequest>& f = fifo_[q];
-      while (!f.empty() && port.will_accept(f.front())) {
+      Refusal& why = refused_[q];
+      if (why.by >= 0 && why.freed != MemoryPort::kUntracked &&
+          port.room_freed(why.by) == why.freed) {
+        waiting_queues_[keep++] = q;
+        continue;
+      }
+      while (!f.empty()) {
+        const int by = port.refused_by(f.front());
+        if (by >= 0) {
+          why = Refusal{by, port.room_freed(by)};
+          break;
+        }
         const MemRequest r = f.front();
         f.pop_front();
         --count_;
@@ -54,7 +71,13 @@ class RefusedQueues {
   }
 
  private:
+  // Why a queue's head was last refused: the port's queue and its freed count then.
+  struct Refusal {
+    int by = -1;
+    std::uint64_t freed = 0;
+  };
   std::vector<std::deque<MemRequest>> fifo_;
+  std::vector<Refusal> refused_;
   std::vector<std::size_t>
       waiting_queues_;  // queues with requests, in the order they began to wait
   std::size_t count_ = 0;

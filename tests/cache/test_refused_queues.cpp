@@ -68,3 +68,48 @@ TEST_CASE("a queue emptied and refilled waits behind the queues already waiting"
   q.drain(port, [&](const MemRequest& r) { sent.push_back(r.id); });
   CHECK(sent == std::vector<std::uint64_t>{2, 1, 3});
 }
+
+namespace {
+// Refuses requests at addresses in `full`, naming queue addr / 100 as the refusing one,
+// counts how often it is asked, and keeps a freed-entry count per queue.
+struct TrackingPort : FakePort {
+  mutable int asked = 0;
+  std::vector<std::uint64_t> freed = {0, 0, 0};
+  int refused_by(const MemRequest& r) const override {
+    ++asked;
+    return full.count(r.addr) != 0 ? static_cast<int>(r.addr / 100) : -1;
+  }
+  std::uint64_t room_freed(int queue) const override { return freed[queue]; }
+};
+}  // namespace
+
+TEST_CASE("a head refused by a port queue that freed nothing since is not asked about again") {
+  RefusedQueues q;
+  q.reset(2);
+  TrackingPort port;
+  port.full = {100, 200};
+  q.push(0, req(100, 1));  // refused by port queue 1
+  q.push(1, req(200, 2));  // refused by port queue 2
+  std::vector<std::uint64_t> sent;
+  const auto send = [&](const MemRequest& r) { sent.push_back(r.id); };
+  q.drain(port, send);
+  CHECK(port.asked == 2);
+  q.drain(port, send);  // nothing freed: neither head is asked about
+  CHECK(port.asked == 2);
+  port.full.clear();
+  q.drain(port, send);  // would fit now, but no count moved: the port promised otherwise
+  CHECK(port.asked == 2);
+  CHECK(sent.empty());
+  port.freed[2] = 1;  // queue 2 freed an entry: only its head is asked, and leaves
+  q.drain(port, send);
+  CHECK(port.asked == 3);
+  CHECK(sent == std::vector<std::uint64_t>{2});
+  q.push(1, req(201, 3));  // a new head of an emptied queue is asked about at once
+  q.drain(port, send);
+  CHECK(port.asked == 4);
+  CHECK(sent == std::vector<std::uint64_t>{2, 3});
+  port.freed[1] = 5;
+  q.drain(port, send);
+  CHECK(sent == std::vector<std::uint64_t>{2, 3, 1});
+  CHECK(q.size() == 0);
+}

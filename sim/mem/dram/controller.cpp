@@ -138,6 +138,7 @@ ColumnServed ChannelController::issue() {
   served.issued = d.cycle;
   served.done = d.cycle + (e.is_write ? t_.tCWL : t_.tCL) + t_.tBL;
   queues_.remove(d.queue, d.entry);  // (its candidate: execute() marked the bank's stale)
+  ++freed_;
   return served;
 }
 

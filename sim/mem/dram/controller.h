@@ -49,6 +49,7 @@ class ChannelController {
   }
   std::size_t capacity(bool is_write) const { return is_write ? write_cap_ : read_cap_; }
   bool idle() const { return queues_.idle(); }
+  std::uint64_t freed() const { return freed_; }  // queue entries freed so far (issue())
   std::size_t queued() const { return queues_.size(0) + queues_.size(1); }
   // Adds a request arriving at e.arrival; an idle channel first catches up on the refreshes
   // and row closes that fell due while it had nothing to do.
@@ -149,6 +150,7 @@ class ChannelController {
   bool write_mode_ = false;
   Cycle last_command_ = -1;
   Cycle floor_ = 0;  // latest arrival seen: nothing is decided for earlier cycles
+  std::uint64_t freed_ = 0;
 
   bool decided_ = false;
   // The four parts of the last decide(), so that a request arriving afterwards can often

@@ -34,7 +34,13 @@ class DramSystem final : public mem::MemoryPort {
   ~DramSystem() override;
 
   // Room for every atom of `request` in its channels' queues; no side effect.
-  bool will_accept(const mem::MemRequest& request) const override;
+  bool will_accept(const mem::MemRequest& request) const override {
+    return refused_by(request) < 0;
+  }
+  // The first of its channels without room for its atoms (-1: none); a channel's count
+  // of freed queue entries.
+  int refused_by(const mem::MemRequest& request) const override;
+  std::uint64_t room_freed(int channel) const override { return channels_[channel]->freed(); }
   void send(const mem::MemRequest& request) override { send_at(request, queue_.now(), *wake_); }
   void set_completion(Completion completion) override { completion_ = std::move(completion); }
   // The retry runs once, from an event at the tick of the next column command (a queue
@@ -48,8 +54,7 @@ class DramSystem final : public mem::MemoryPort {
   // leave most requests in one queue, as before.)
   int destinations() const override { return channel_count(); }
   int destination(const mem::MemRequest& request) const override {
-    if (request.bytes <= atom_bytes_) return mapping_.channel_of(request.addr);
-    return plan(request).per_channel.front().first;
+    return mapping_.channel_of(request.addr);  // (the first atom's address)
   }
   // Before the first send only.
   void set_wake_mode(WakeMode mode);
@@ -131,6 +136,7 @@ class DramSystem final : public mem::MemoryPort {
     std::vector<std::pair<int, std::uint32_t>> per_channel;  // (channel, atoms), first-use order
   };
   const BlockPlan& plan(const mem::MemRequest& r) const;
+  static constexpr std::uint32_t kFewAtoms = 8;  // will_accept counts these without a plan
   std::uint32_t atoms_of(const mem::MemRequest& r) const;
   void served(const ColumnServed& s);
   void complete(std::uint32_t token);
