@@ -67,9 +67,19 @@ cache::HierarchyConfig read_hierarchy(const nlohmann::json& document, const std:
   // sector granular with byte masks: Accel-Sim's Volta/Ampere L2 model, "lazy fetch on
   // read", Khairy et al., ISCA 2020; NVIDIA's sector description, developer forums
   // "Pascal L1 cache"). CPUs read the line for ownership first (write-allocate RFO).
+  // A GPU's per-SM level (L1) is also write-through unless the machine says otherwise:
+  // global stores go on to L2, the point of coherence, which keeps them (Accel-Sim's dl1
+  // for Volta to Hopper, "L:T:m:L:L": write-through, allocate on miss, lazy fetch on read;
+  // CUDA C++ Programming Guide, compute capability 7.x+ global memory). A write-back L1
+  // would send its dirty victims past an L2 that never saw the store straight to DRAM.
   if (kind == compute::UnitKind::Gpu)
-    for (auto& l : kept)
-      if (l.is_object() && !l.contains("write_validate")) l["write_validate"] = true;
+    for (auto& l : kept) {
+      if (!l.is_object()) continue;
+      if (!l.contains("write_validate")) l["write_validate"] = true;
+      const bool shared =
+          l.contains("shared") && l["shared"].is_boolean() && l["shared"].get<bool>();
+      if (!shared && !l.contains("write_policy")) l["write_policy"] = "write-through";
+    }
   levels = kept;
   return cache::parse_hierarchy_config(JsonView(caches, file, "caches"));
 }

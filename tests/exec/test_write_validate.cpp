@@ -7,15 +7,18 @@
 #include "exec/machine.h"
 #include "mem/cache/fixed_memory.h"
 #include "mem/cache/hierarchy.h"
+#include "mem/residency/residency.h"
 
 using namespace fusim;
 
 namespace {
-cache::HierarchyConfig two_levels(bool write_validate) {
+cache::HierarchyConfig two_levels(bool write_validate, bool l1_write_through = false) {
+  auto l1 = test::defaults::one_cycle_l1().size("16KiB").write_validate(write_validate);
+  if (l1_write_through) l1.write_through();
   return test::HierarchyBuilder{}
       .clock("1GHz")
       .block(4096)
-      .level(test::defaults::one_cycle_l1().size("16KiB").write_validate(write_validate))
+      .level(l1)
       .level(test::LevelBuilder("L2")
                  .size("64KiB")
                  .assoc(8)
@@ -81,4 +84,42 @@ TEST_CASE("GPU machines get write-validate caches unless a level says otherwise"
   auto off = exec::load_machine("a100-sxm4-80gb", {{"caches.L2.write_validate", "false"}}).caches;
   CHECK(off.levels[0].write_validate);
   CHECK_FALSE(off.levels[1].write_validate);
+}
+
+TEST_CASE("GPU machines get a write-through L1 unless it says otherwise") {
+  for (const char* name : {"a100-sxm4-80gb", "h100-sxm5", "h200", "v100-sxm2"}) {
+    INFO(name);
+    auto gpu = exec::load_machine(name, {}).caches;
+    CHECK(gpu.levels[0].write_policy == cache::WritePolicy::WriteThrough);
+    CHECK(gpu.levels.back().write_policy == cache::WritePolicy::WriteBack);
+  }
+  auto cpu = exec::load_machine("xeon-8380-ddr4", {}).caches;
+  for (const auto& level : cpu.levels) CHECK(level.write_policy == cache::WritePolicy::WriteBack);
+  auto back = exec::load_machine("h100-sxm5", {{"caches.L1.write_policy", "write-back"}}).caches;
+  CHECK(back.levels[0].write_policy == cache::WritePolicy::WriteBack);
+}
+
+TEST_CASE("a write-validate store evicted from a write-through L1 stays in L2, not DRAM") {
+  // 1024 B stored (16 whole lines, nothing read), then 16 KiB read from elsewhere: the read
+  // evicts all 16 lines from the 16 KiB L1. Write-back L1: they were allocated there only,
+  // so the dirty victims find no copy in L2 and go to memory (1024 B). Write-through L1:
+  // each store went on to L2, which allocated it dirty (write-validate), so the victims are
+  // clean and memory sees nothing written until L2 lets the lines go. Line and tensor
+  // fidelity alike.
+  for (bool through : {false, true}) {
+    INFO("L1 write-through " << through);
+    const std::uint64_t expected = through ? 0 : 1024;
+    cache::Hierarchy line(two_levels(true, through), cache::Fidelity::Line, 1);
+    line.access_range(0, 0, 1024, cache::AccessKind::Write);
+    line.access_range(0, 1 << 20, 16 << 10, cache::AccessKind::Read);
+    CHECK(line.stats().memory.write_bytes == expected);
+    CHECK(line.stats().levels[1].total.accesses == (through ? 16u : 0u) + 256u);
+
+    residency::ResidencyHierarchy tensor(two_levels(true, through), {1});
+    residency::Served served;
+    tensor.access({0, {}, 0, 1024, true}, served);
+    tensor.access({0, {}, 1 << 20, 16 << 10, false}, served);
+    CHECK(served.writeback_bytes == expected);
+    CHECK(served.memory_read_bytes == 16u << 10);
+  }
 }
