@@ -8,6 +8,7 @@
 #include "mem/cache/fixed_memory.h"
 #include "mem/cache/hierarchy.h"
 #include "mem/residency/residency.h"
+#include "mem/residency/tensor_memory.h"
 
 using namespace fusim;
 
@@ -122,4 +123,46 @@ TEST_CASE("a write-validate store evicted from a write-through L1 stays in L2, n
     CHECK(served.writeback_bytes == expected);
     CHECK(served.memory_read_bytes == 16u << 10);
   }
+}
+
+TEST_CASE("a store through a write-through L1 is done at L1 latency in line and tensor fidelity") {
+  // 1024 B stored from 0: 16 whole lines, write-validate everywhere, so nothing is read.
+  // L1: one port, 1-cycle lookups at 1 GHz, write-through; L2 (shared, one port) 40
+  // cycles. The line model's transfer finishes at the level that served its last unit,
+  // L1, where the store landed; the write passed on to L2 is posted, nobody waits for it.
+  // Line: the 16th line issues at 15 ns and is done 1 ns later. Tensor: 16 units of L1
+  // port (16 ns, the L2 port's 16 lookups beside them) and the L1 hit latency, 1 ns; it
+  // waited the L2's 40 ns more while the tail went to the deepest level looked up.
+  auto config =
+      test::HierarchyBuilder{}
+          .clock("1GHz")
+          .level(test::defaults::one_cycle_l1().size("16KiB").write_validate().write_through())
+          .level(test::LevelBuilder("L2")
+                     .size("64KiB")
+                     .assoc(8)
+                     .line(64)
+                     .latency(40)
+                     .shared()
+                     .write_validate())
+          .build();
+  EventQueue line_queue;
+  mem::FixedLatencyMemory memory(line_queue, ns(100), 0);
+  cache::Hierarchy line(config, cache::Fidelity::Line, 1);
+  line.attach_memory(line_queue, memory);
+  Tick line_finish = -1;
+  line.start_range(0, 0, 1024, cache::AccessKind::Write, [&](Tick t) { line_finish = t; });
+  line_queue.run();
+  CHECK(line_finish == ns(16));
+  CHECK(memory.stats().reads + memory.stats().writes == 0u);
+
+  EventQueue queue;
+  residency::FixedMemoryCurve curve(ns(100), 1e12);
+  residency::TensorMemory tensor(queue, config, {1}, curve);
+  Tick tensor_finish = -1;
+  const residency::Served s = tensor.issue(0, tensor.group_of({0}), 1, {{0, 1024, true}},
+                                           [&](Tick t) { tensor_finish = t; });
+  queue.run();
+  CHECK(s.lookups[1] == 16u);  // the L2 took every store (its port time)
+  CHECK(s.served[0] == 16u);   // served where it landed
+  CHECK(tensor_finish == ns(17));
 }
