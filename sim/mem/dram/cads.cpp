@@ -40,6 +40,7 @@
 #include <memory>
 #include <vector>
 
+#include "core/splitmix.h"
 #include "mem/dram/dram_stats.h"
 #include "mem/dram/scheduler.h"
 
@@ -126,12 +127,7 @@ class Cads final : public Scheduler {
     return measures_[r];
   }
 
-  std::uint64_t draw() {  // splitmix64 (Steele et al., OOPSLA 2014)
-    std::uint64_t z = (rng_ += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-  }
+  std::uint64_t draw() { return splitmix64(rng_); }
 
   std::size_t choose(std::size_t s) {
     for (std::size_t a = 0; a < kActions; ++a) {

@@ -16,20 +16,10 @@
 #include "core/int_math.h"
 #include "core/memory_budget.h"
 #include "core/output_file.h"
+#include "core/splitmix.h"
 #include "mem/dram/direct_replay.h"
 
 namespace fusim::dram {
-namespace {
-
-std::uint64_t splitmix64(std::uint64_t& state) {
-  std::uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-
-}  // namespace
-
 namespace {
 
 // One request line as the reader first took it (sscanf of three tokens, strtoull/strtoll):

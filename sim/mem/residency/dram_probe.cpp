@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "core/event_queue.h"
+#include "core/splitmix.h"
 #include "mem/dram/dram_system.h"
 #include "mem/refused_queues.h"
 #include "mem/residency/dram_curve.h"
@@ -13,15 +14,6 @@
 
 namespace fusim::residency {
 namespace {
-
-// splitmix64 (Steele et al., "Fast splittable pseudorandom number generators", OOPSLA
-// 2014): deterministic addresses without library distributions.
-std::uint64_t splitmix(std::uint64_t& state) {
-  std::uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
 
 constexpr std::uint64_t kFootprint = std::uint64_t{1} << 32;
 constexpr std::uint64_t kTurnLines = 64;  // a core's lines of one range in a row (read_address)
@@ -111,7 +103,7 @@ class Probe {
     window_end_ = now + interval * std::max<Tick>(1, (wanted + interval - 1) / interval);
   }
   mem::Addr random_line() {
-    return splitmix(seed_) % kFootprint / p_.request_bytes * p_.request_bytes;
+    return splitmix64(seed_) % kFootprint / p_.request_bytes * p_.request_bytes;
   }
   mem::Addr read_address(int core) {
     if (pattern_ == DramPattern::Random) return random_line();
