@@ -46,9 +46,8 @@
 //     A port serves units in the order they arrive at it, whatever order they were booked
 //     in (port_calendar.h: cores book ahead of the event queue's now). Requests the memory
 //     refuses wait in a FIFO per memory destination (MemoryPort::destination: a DRAM
-//     channel), so a full channel holds up only the lines behind it for that channel; a
-//     block piece, which stands for lines of several channels, waits in the FIFO of its
-//     first line's channel, whichever channel refused it.
+//     channel), so a full channel holds up only the lines behind it for that channel; block
+//     pieces, which stand for lines of several channels, wait in one FIFO of their own.
 //
 // Per-level stats sum the instances; per-core stats of private levels are kept too.
 // Not thread-safe; no global state (a sweep builds many hierarchies in one process).

@@ -96,8 +96,8 @@ class TimedPath {
   Hierarchy& h_;
   EventQueue* queue_ = nullptr;
   mem::MemoryPort* port_ = nullptr;
-  // Requests the memory refused, a FIFO per destination (MemoryPort::destination); block
-  // pieces in their first line's.
+  // Requests the memory refused, a FIFO per destination (MemoryPort::destination) and one
+  // for block pieces (the last).
   mem::RefusedQueues outgoing_;
   std::vector<Transfer> transfers_;
   std::vector<std::uint32_t> free_slots_;
