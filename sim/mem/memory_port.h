@@ -18,6 +18,11 @@ using Addr = std::uint64_t;
 struct MemRequest {
   Addr addr = 0;  // byte address of the line/block
   std::uint32_t bytes = 64;
+  // 0: one request. Else it stands for bytes / part_bytes requests of part_bytes each (a
+  // block-fidelity piece standing for lines): a memory that keeps a queue per channel may
+  // take it at once and let each part enter its channel's queue when that has room, as
+  // the separate requests would (DramSystem does; others take it whole).
+  std::uint32_t part_bytes = 0;
   bool is_write = false;
   int requester = 0;  // core/stream id, for per-requester stats and stream-aware scheduling
   std::uint64_t id = 0;

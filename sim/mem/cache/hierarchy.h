@@ -46,8 +46,11 @@
 //     A port serves units in the order they arrive at it, whatever order they were booked
 //     in (port_calendar.h: cores book ahead of the event queue's now). Requests the memory
 //     refuses wait in a FIFO per memory destination (MemoryPort::destination: a DRAM
-//     channel), so a full channel holds up only the lines behind it for that channel; block
-//     pieces, which stand for lines of several channels, wait in one FIFO of their own.
+//     channel), so a full channel holds up only the lines behind it for that channel. Block
+//     pieces stand for lines of several channels: they go in parts of a line
+//     (MemRequest::part_bytes), which the DRAM lets into each channel's queue as those lines
+//     would enter, in the same order (dram_system.h); a memory that takes a piece whole
+//     only has it wait in one FIFO of its own.
 //
 // Per-level stats sum the instances; per-core stats of private levels are kept too.
 // Not thread-safe; no global state (a sweep builds many hierarchies in one process).

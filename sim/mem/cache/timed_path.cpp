@@ -43,9 +43,14 @@ void TimedPath::post(const mem::MemRequest& request) {
   enqueue(r);
 }
 
-void TimedPath::enqueue(const mem::MemRequest& r) {
-  // A line waits for its destination; a block piece (more than a line) stands for lines of
-  // several channels and waits in order in a queue of its own, the last one.
+void TimedPath::enqueue(const mem::MemRequest& request) {
+  // A line waits for its destination. A block piece (more than a line) stands for lines
+  // of several channels: it is sent in parts of a line (MemRequest::part_bytes), which a
+  // DRAM system takes at once and lets into each channel's queue as the lines would go;
+  // a memory that takes it whole only when it fits has it wait in order in a queue of its
+  // own, the last one.
+  mem::MemRequest r = request;
+  if (r.bytes > line_bytes_) r.part_bytes = line_bytes_;
   const std::size_t d = r.bytes > line_bytes_ ? outgoing_.queues() - 1
                                               : static_cast<std::size_t>(port_->destination(r));
   if (outgoing_.empty(d) && port_->will_accept(r)) {

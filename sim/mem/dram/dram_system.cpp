@@ -22,6 +22,9 @@ DramSystem::DramSystem(DramSpec spec, EventQueue& queue, const std::string& file
         std::make_unique<ChannelController>(spec_, c, make_scheduler(spec_.ctrl, file), stats_));
   }
   channel_atoms_.assign(n, 0);
+  parts_.resize(n);
+  parts_cleared_.assign(n, 0);
+  part_count_.assign(n, 0);
   wake_ = make_wake_policy(wake_mode_, *this, queue_);
 }
 
@@ -91,10 +94,16 @@ const DramSystem::BlockPlan& DramSystem::plan(const mem::MemRequest& r) const {
 }
 
 int DramSystem::refused_by(const mem::MemRequest& request) const {
+  if (divisible(request)) return -1;  // its parts wait here if need be
   const std::uint32_t atoms = atoms_of(request);
   if (atoms == 1) {
     const int ch = mapping_.channel_of(request.addr);
-    return channels_[ch]->has_room(request.is_write) ? -1 : ch;
+    if (!channels_[ch]->has_room(request.is_write)) return ch;
+    return parts_waiting_ != 0 && !parts_[ch].empty() ? ch : -1;
+  }
+  if (parts_waiting_ != 0) {  // behind the parts waiting for its first channel
+    const int first = mapping_.channel_of(request.addr);
+    if (!parts_[first].empty()) return first;
   }
   // Room for every atom, counted per channel. A block with more atoms for one channel
   // than its queue holds (a 4 KiB block on one channel: 64 atoms, 32 entries) could never
@@ -157,13 +166,25 @@ void DramSystem::send_at(const mem::MemRequest& request, Tick at, WakePolicy& wa
   slot.arrival = arrival;
   slot.done = 0;
   slot.atoms_left = atoms;
+  if (divisible(request)) {
+    send_parts(request, token, arrival, at, wake);
+    return;
+  }
   // (decode() builds `single` in place: assigned from a returned temporary, it was copied
   // in 16-byte loads of fields just stored one by one, which the store buffer cannot
   // forward: a fifth of send_at's samples under perf.)
   const DramAddress single = atoms == 1 ? mapping_.decode(request.addr) : DramAddress{};
   const DramAddress* const decoded = atoms == 1 ? &single : plan(request).atoms.data();
-  for (std::uint32_t i = 0; i < atoms; ++i) {
-    const DramAddress& a = decoded[i];
+  FUSIM_ASSERT(atoms > 1 || channels_[single.channel]->has_room(request.is_write),
+               "DramSystem::send without will_accept");
+  enqueue_atoms(decoded, atoms, token, request, arrival, at, wake);
+}
+
+void DramSystem::enqueue_atoms(const DramAddress* atoms, std::uint32_t count, std::uint32_t token,
+                               const mem::MemRequest& request, Cycle arrival, Tick at,
+                               WakePolicy& wake) {
+  for (std::uint32_t i = 0; i < count; ++i) {
+    const DramAddress& a = atoms[i];
     QueueEntry e;
     e.row = a.row;
     e.token = token;
@@ -174,11 +195,80 @@ void DramSystem::send_at(const mem::MemRequest& request, Tick at, WakePolicy& wa
     e.bankgroup = static_cast<std::uint8_t>(a.bankgroup);
     e.bank = static_cast<std::uint8_t>(a.bank);
     e.is_write = request.is_write;
-    FUSIM_ASSERT(atoms > 1 || channels_[a.channel]->has_room(request.is_write),
-                 "DramSystem::send without will_accept");
-    channels_[a.channel]->enqueue(e, /*whole_block=*/atoms > 1);
+    // (A block's atoms, or a part's, were counted against the room per channel: a block
+    // larger than an empty queue may fill it past its capacity.)
+    channels_[a.channel]->enqueue(e, /*whole_block=*/count > 1);
     wake.on_request(a.channel, at);
   }
+}
+
+bool DramSystem::part_fits(mem::Addr addr, std::uint32_t bytes, bool is_write) const {
+  const std::uint32_t atoms =
+      atom_shift_ >= 0 ? (bytes + atom_bytes_ - 1) >> atom_shift_ : ceil_div(bytes, atom_bytes_);
+  part_atoms_.resize(atoms);
+  const mem::Addr unit_mask = ~(mapping_.unit_bytes() - 1);
+  for (std::uint32_t i = 0; i < atoms; ++i) {
+    const mem::Addr at = addr + std::uint64_t{i} * atom_bytes_;
+    if (i > 0 && (at & unit_mask) == ((at - atom_bytes_) & unit_mask)) {
+      part_atoms_[i] = part_atoms_[i - 1];
+      ++part_atoms_[i].column;
+    } else {
+      part_atoms_[i] = mapping_.decode(at);
+    }
+  }
+  // Room per channel as refused_by counts it (an empty queue takes a part larger than it).
+  bool fits = true;
+  for (const DramAddress& a : part_atoms_) {
+    const ChannelController& c = *channels_[a.channel];
+    const std::size_t free = c.free_entries(is_write);
+    if (++part_count_[a.channel] > free && free != c.capacity(is_write)) fits = false;
+  }
+  for (const DramAddress& a : part_atoms_) part_count_[a.channel] = 0;
+  return fits;
+}
+
+void DramSystem::send_parts(const mem::MemRequest& request, std::uint32_t token, Cycle arrival,
+                            Tick at, WakePolicy& wake) {
+  for (std::uint32_t offset = 0; offset < request.bytes; offset += request.part_bytes) {
+    const Part p{request.addr + offset, std::min(request.part_bytes, request.bytes - offset),
+                 token};
+    const bool fits = part_fits(p.addr, p.bytes, request.is_write);
+    const int first = part_atoms_[0].channel;
+    if (fits && parts_[first].empty()) {
+      enqueue_atoms(part_atoms_.data(), static_cast<std::uint32_t>(part_atoms_.size()), token,
+                    request, arrival, at, wake);
+      continue;
+    }
+    if (parts_[first].empty()) part_channels_.push_back(first);
+    parts_[first].push_back(p);
+    ++parts_waiting_;
+  }
+}
+
+// The waiting parts' retry: each channel's FIFO, in the order they began to wait, sends its
+// head while it fits (RefusedQueues::drain's rule).
+void DramSystem::admit_parts() {
+  admit_pending_ = false;
+  const Tick at = queue_.now();
+  const Cycle arrival = (at + clock_.period() - 1) / clock_.period();
+  std::size_t keep = 0;
+  for (const int ch : part_channels_) {
+    std::deque<Part>& fifo = parts_[ch];
+    while (!fifo.empty()) {
+      const Part& p = fifo.front();
+      const mem::MemRequest& r = slots_[p.token].request;
+      if (!part_fits(p.addr, p.bytes, r.is_write)) break;
+      enqueue_atoms(part_atoms_.data(), static_cast<std::uint32_t>(part_atoms_.size()), p.token, r,
+                    arrival, at, *wake_);
+      fifo.pop_front();
+      --parts_waiting_;
+    }
+    if (fifo.empty())
+      ++parts_cleared_[ch];
+    else
+      part_channels_[keep++] = ch;
+  }
+  part_channels_.resize(keep);
 }
 
 ColumnServed DramSystem::issue_next(int ch) {
@@ -198,6 +288,12 @@ void DramSystem::served(const ColumnServed& s) {
   RequesterStats& rs = stats_.requesters[r.requester];
   ++rs.accesses;
   rs.row_hits += s.row_hit ? 1 : 0;
+  if (parts_waiting_ != 0 && !admit_pending_) {
+    // An entry just freed: the waiting parts first (scheduled before the sender's retry).
+    admit_pending_ = true;
+    queue_.schedule(std::max(queue_.now(), clock_.cycles(s.issued)), Priority::Compute,
+                    [this] { admit_parts(); });
+  }
   if (retry_requested_ && retry_) {
     // A queue entry just freed: let the refused sender try again at this tick.
     retry_requested_ = false;

@@ -11,6 +11,7 @@
 // pseudo-channels) are split into atoms, each mapped on its own; the request completes
 // with its last atom. send() must happen at the queue's now() (from an event, or before
 // running it).
+#include <deque>
 #include <functional>
 #include <memory>
 #include <utility>
@@ -39,8 +40,17 @@ class DramSystem final : public mem::MemoryPort {
   }
   // The first of its channels without room for its atoms (-1: none); a channel's count
   // of freed queue entries.
+  // A divisible request (MemRequest::part_bytes) is always taken: each part enters its
+  // channels' queues at once if its first channel has no part waiting and every channel it
+  // needs has room, else it waits in a FIFO of its first channel, as the requests it stands
+  // for would wait in their sender's FIFO for that channel (mem/refused_queues.h), and
+  // enters when a column command frees room (an event at that tick, as a sender's retry).
+  // Another request whose first channel has parts waiting is refused by that channel: it
+  // would have queued behind them.
   int refused_by(const mem::MemRequest& request) const override;
-  std::uint64_t room_freed(int channel) const override { return channels_[channel]->freed(); }
+  std::uint64_t room_freed(int channel) const override {
+    return channels_[channel]->freed() + parts_cleared_[channel];
+  }
   void send(const mem::MemRequest& request) override { send_at(request, queue_.now(), *wake_); }
   void set_completion(Completion completion) override { completion_ = std::move(completion); }
   // The retry runs once, from an event at the tick of the next column command (a queue
@@ -106,6 +116,11 @@ class DramSystem final : public mem::MemoryPort {
     atoms = p.per_channel[0].second;
     return p.per_channel[0].first;
   }
+  // whether `request` is taken in parts (its parts whole atoms),
+  bool divisible(const mem::MemRequest& request) const {
+    return request.part_bytes != 0 && request.bytes > request.part_bytes &&
+           request.part_bytes % atom_bytes_ == 0;
+  }
   bool has_room(int ch, bool is_write, std::uint32_t atoms) const {
     const ChannelController& c = *channels_[ch];
     const std::size_t free = c.free_entries(is_write);
@@ -138,6 +153,20 @@ class DramSystem final : public mem::MemoryPort {
   const BlockPlan& plan(const mem::MemRequest& r) const;
   static constexpr std::uint32_t kFewAtoms = 8;  // will_accept counts these without a plan
   std::uint32_t atoms_of(const mem::MemRequest& r) const;
+  // A part of a divisible request waiting for room (its request: slots_[token].request).
+  struct Part {
+    mem::Addr addr = 0;
+    std::uint32_t bytes = 0;
+    std::uint32_t token = 0;
+  };
+  // Decodes the atoms of [addr, addr + bytes) into part_atoms_; whether each channel they
+  // go to has room for its atoms of them.
+  bool part_fits(mem::Addr addr, std::uint32_t bytes, bool is_write) const;
+  void enqueue_atoms(const DramAddress* atoms, std::uint32_t count, std::uint32_t token,
+                     const mem::MemRequest& request, Cycle arrival, Tick at, WakePolicy& wake);
+  void send_parts(const mem::MemRequest& request, std::uint32_t token, Cycle arrival, Tick at,
+                  WakePolicy& wake);
+  void admit_parts();
   void served(const ColumnServed& s);
   void complete(std::uint32_t token);
 
@@ -161,6 +190,16 @@ class DramSystem final : public mem::MemoryPort {
   mutable BlockPlan plan_;
   mutable std::vector<std::uint32_t> channel_atoms_;  // plan() scratch, zero between calls
   CommandObserver observer_;
+  // Parts waiting for room: a FIFO per channel (that of a part's first atom), the
+  // channels with parts in the order they began to wait, how often each FIFO emptied
+  // (room_freed: a request it refused may fit now), and whether an admission is scheduled.
+  std::vector<std::deque<Part>> parts_;
+  std::vector<int> part_channels_;
+  std::vector<std::uint64_t> parts_cleared_;
+  std::size_t parts_waiting_ = 0;
+  bool admit_pending_ = false;
+  mutable std::vector<DramAddress> part_atoms_;    // part_fits' decoded atoms
+  mutable std::vector<std::uint32_t> part_count_;  // part_fits' scratch, per channel
 };
 
 // Builds the DRAM of a machine from its "dram" object ({"preset": name-or-path, ...}), in
