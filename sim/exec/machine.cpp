@@ -109,6 +109,20 @@ std::int64_t Machine::last_level_bytes() const {
   return 0;
 }
 
+std::int64_t Machine::default_chunk_bytes() const {
+  constexpr std::int64_t kMin = std::int64_t{1} << 20;
+  if (caches.levels.empty()) return kMin;
+  const std::int64_t cores = std::max(1, compute.units);
+  std::int64_t lines = INT64_MAX;  // per core
+  for (const cache::LevelConfig& l : caches.levels)
+    lines = std::min(lines, l.shared ? l.mshrs / cores : l.mshrs);
+  const std::int64_t reach =
+      cores * std::max<std::int64_t>(1, lines) * caches.levels.front().line_bytes;
+  std::int64_t chunk = kMin;
+  while (chunk * 2 <= reach) chunk *= 2;
+  return chunk;
+}
+
 Machine parse_machine(nlohmann::json document, const std::string& file,
                       const std::vector<Override>& overrides) {
   for (const auto& o : overrides) apply_override(document, file, o);

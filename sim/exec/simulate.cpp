@@ -34,10 +34,12 @@ SimulationDetail simulate_detailed(const workload::Trace& trace, const schedule:
   if (options.block_bytes < 64 || (options.block_bytes & (options.block_bytes - 1)) != 0)
     throw InputError(fmt::format("block size: expected a power of two >= 64 bytes, got {}",
                                  options.block_bytes));
-  if (options.chunk_bytes < 64)
+  if (options.chunk_bytes != 0 && options.chunk_bytes < 64)
     throw InputError(
         fmt::format("chunk size: expected at least 64 bytes, got {}", options.chunk_bytes));
-  Simulator sim(trace, schedule, machine, options);
+  SimOptions resolved = options;
+  if (resolved.chunk_bytes == 0) resolved.chunk_bytes = machine.default_chunk_bytes();
+  Simulator sim(trace, schedule, machine, resolved);
   return steady_state(schedule, sim.run(), options.warmup_steps);
 }
 

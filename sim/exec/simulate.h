@@ -66,8 +66,10 @@ const char* to_string(Fidelity fidelity);
 
 struct SimOptions {
   Fidelity fidelity = Fidelity::Line;
-  std::int64_t block_bytes = 4096;     // unit of block fidelity
-  std::int64_t chunk_bytes = 1 << 20;  // interleaving granularity of an op's streams
+  std::int64_t block_bytes = 4096;  // unit of block fidelity
+  // Interleaving granularity of an op's streams; 0: the machine's (Machine::
+  // default_chunk_bytes: 1 MiB, more on GPUs whose MSHRs reach further).
+  std::int64_t chunk_bytes = 0;
   int warmup_steps = 1;
   // Tensor fidelity: the DRAM curves, shared by every simulation of a command or sweep
   // (thread-safe). Null: this simulation measures them, or reads them from the curve

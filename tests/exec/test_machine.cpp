@@ -187,3 +187,22 @@ TEST_CASE("the tests' named defaults say what they claim") {
   CHECK(std::get<exec::FixedLatency>(m.memory).latency == ns(10));
   CHECK(std::get<exec::FixedLatency>(m.memory).bandwidth_gbps == 0);
 }
+
+TEST_CASE("the executor's default chunk: what every core's MSHRs hold, at least 1 MiB") {
+  // cores x the fewest MSHRs a core has at any level (a shared level's split over the
+  // cores) x the first level's line, down to a power of two; 1 MiB at least.
+  // H100: 132 x min(256, 33792 / 132 = 256) x 128 B = 4,325,376 B -> 4 MiB.
+  CHECK(load_machine("h100-sxm5").default_chunk_bytes() == 4 << 20);
+  // A100: 108 x min(192, 20736 / 108 = 192) x 128 B = 2,654,208 B -> 2 MiB.
+  CHECK(load_machine("a100-sxm4-80gb").default_chunk_bytes() == 2 << 20);
+  // H200: 132 x 320 x 128 B = 5,406,720 B -> 4 MiB; V100: 80 x 96 x 128 B = 983,040 B.
+  CHECK(load_machine("h200").default_chunk_bytes() == 4 << 20);
+  CHECK(load_machine("v100-sxm2").default_chunk_bytes() == 1 << 20);
+  // Xeon 8380: 40 x 12 (the L1's fill buffers) x 64 B = 30,720 B: the 1 MiB floor.
+  CHECK(load_machine("xeon-8380-ddr4").default_chunk_bytes() == 1 << 20);
+  // More MSHRs at L1 alone change nothing (L2's share per SM is still 256); at both
+  // levels: 132 x 512 x 128 B = 8,650,752 B -> 8 MiB.
+  CHECK(load_machine("h100-sxm5", {{"caches.L1.mshrs", "512"}}).default_chunk_bytes() == 4 << 20);
+  CHECK(load_machine("h100-sxm5", {{"caches.L1.mshrs", "512"}, {"caches.L2.mshrs", "67584"}})
+            .default_chunk_bytes() == 8 << 20);
+}

@@ -213,6 +213,29 @@ TEST_CASE("same inputs, same result (determinism)") {
   for (std::size_t i = 0; i < a.per_op.size(); ++i) CHECK(a.per_op[i].end == b.per_op[i].end);
 }
 
+TEST_CASE("chunk 0 is the machine's default chunk; another chunk is another result") {
+  networks::NetworkOptions no;
+  no.batch = 256;
+  no.hidden = 1024;
+  no.layers = 2;
+  auto trace = networks::make_network("mlp", no);  // 1 MiB activations, 4 MiB weights
+  // One core x 16 MSHRs x 64 B = 1 KiB: the default is the 1 MiB floor.
+  auto m = test::defaults::tiny_cpu().l1("32KiB").llc("1MiB").memory(80, 25).build();
+  REQUIRE(m.default_chunk_bytes() == 1 << 20);
+  schedule::ScheduleOptions so;
+  so.steps = 3;
+  const auto schedule = schedule::build_schedule(trace, so);
+  exec::SimOptions o;
+  o.fidelity = exec::Fidelity::Tensor;
+  const auto by_default = exec::simulate(trace, schedule, m, o);
+  o.chunk_bytes = 1 << 20;
+  const auto given = exec::simulate(trace, schedule, m, o);
+  CHECK(by_default.step_time == given.step_time);
+  CHECK(by_default.dram_bytes == given.dram_bytes);
+  o.chunk_bytes = 64 << 10;
+  CHECK(exec::simulate(trace, schedule, m, o).step_time != given.step_time);
+}
+
 TEST_CASE("forward-fused: the step that first touches the optimizer state is warm-up") {
   // Everything (weights, grads, activations, Adam state) fits in the 8 MiB LLC: in steady
   // state no ordering sends a byte to DRAM. Step 0 of forward-fused runs no update (U_i of
