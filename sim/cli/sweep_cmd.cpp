@@ -143,8 +143,9 @@ void add_sweep_command(CLI::App& app) {
   cmd->add_option("--impl", o->sim.impl, "Optimizer implementation: loop | foreach | fused")
       ->capture_default_str();
   cmd->add_option("--fidelity", o->sim.fidelity,
-                  "block (bulk units, for sweeps) | line (every cache line, the reference) |\n"
-                  "tensor (range residency and DRAM curves, no lines: for large studies)")
+                  "tensor (range residency and DRAM curves, no lines: the default, for\n"
+                  "studies) | block (4 KiB units through the caches and the DRAM controller) |\n"
+                  "line (every cache line, the reference)")
       ->check(CLI::IsMember({"block", "line", "tensor"}))
       ->capture_default_str();
   cmd->add_option("--steps", o->sim.steps,
