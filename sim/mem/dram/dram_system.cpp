@@ -64,26 +64,35 @@ std::uint32_t DramSystem::atoms_of(const mem::MemRequest& r) const {
                           : ceil_div(r.bytes, atom_bytes_);
 }
 
-const DramSystem::BlockPlan& DramSystem::plan(const mem::MemRequest& r) const {
-  if (plan_.valid && plan_.addr == r.addr && plan_.bytes == r.bytes) return plan_;
+void DramSystem::decode_atoms(mem::Addr addr, std::uint32_t bytes,
+                              std::vector<DramAddress>& out) const {
+  mem::MemRequest r;
+  r.addr = addr;
+  r.bytes = bytes;
   const std::uint32_t atoms = atoms_of(r);
-  plan_.valid = true;
-  plan_.addr = r.addr;
-  plan_.bytes = r.bytes;
-  plan_.atoms.resize(atoms);
-  plan_.per_channel.clear();
+  out.resize(atoms);
   const mem::Addr unit_mask = ~(mapping_.unit_bytes() - 1);  // (a power of two)
   for (std::uint32_t i = 0; i < atoms; ++i) {
-    const mem::Addr at = r.addr + std::uint64_t{i} * atom_bytes_;
+    const mem::Addr at = addr + std::uint64_t{i} * atom_bytes_;
     // The next atom of the same interleave unit: the same channel, bank and row, the next
     // column (a 64-byte line of 32-byte HBM atoms is decoded once).
     if (i > 0 && (at & unit_mask) == ((at - atom_bytes_) & unit_mask)) {
-      plan_.atoms[i] = plan_.atoms[i - 1];
-      ++plan_.atoms[i].column;
+      out[i] = out[i - 1];
+      ++out[i].column;
     } else {
-      plan_.atoms[i] = mapping_.decode(at);
+      out[i] = mapping_.decode(at);
     }
-    const DramAddress& a = plan_.atoms[i];
+  }
+}
+
+const DramSystem::BlockPlan& DramSystem::plan(const mem::MemRequest& r) const {
+  if (plan_.valid && plan_.addr == r.addr && plan_.bytes == r.bytes) return plan_;
+  plan_.valid = true;
+  plan_.addr = r.addr;
+  plan_.bytes = r.bytes;
+  plan_.per_channel.clear();
+  decode_atoms(r.addr, r.bytes, plan_.atoms);
+  for (const DramAddress& a : plan_.atoms) {
     if (channel_atoms_[a.channel]++ == 0) plan_.per_channel.emplace_back(a.channel, 0);
   }
   for (auto& [channel, count] : plan_.per_channel) {
@@ -203,19 +212,7 @@ void DramSystem::enqueue_atoms(const DramAddress* atoms, std::uint32_t count, st
 }
 
 bool DramSystem::part_fits(mem::Addr addr, std::uint32_t bytes, bool is_write) const {
-  const std::uint32_t atoms =
-      atom_shift_ >= 0 ? (bytes + atom_bytes_ - 1) >> atom_shift_ : ceil_div(bytes, atom_bytes_);
-  part_atoms_.resize(atoms);
-  const mem::Addr unit_mask = ~(mapping_.unit_bytes() - 1);
-  for (std::uint32_t i = 0; i < atoms; ++i) {
-    const mem::Addr at = addr + std::uint64_t{i} * atom_bytes_;
-    if (i > 0 && (at & unit_mask) == ((at - atom_bytes_) & unit_mask)) {
-      part_atoms_[i] = part_atoms_[i - 1];
-      ++part_atoms_[i].column;
-    } else {
-      part_atoms_[i] = mapping_.decode(at);
-    }
-  }
+  decode_atoms(addr, bytes, part_atoms_);
   // Room per channel as refused_by counts it (an empty queue takes a part larger than it).
   bool fits = true;
   for (const DramAddress& a : part_atoms_) {

@@ -151,6 +151,8 @@ class DramSystem final : public mem::MemoryPort {
     std::vector<std::pair<int, std::uint32_t>> per_channel;  // (channel, atoms), first-use order
   };
   const BlockPlan& plan(const mem::MemRequest& r) const;
+  // The atoms of [addr, addr + bytes), in address order (plan's and part_fits' decoding).
+  void decode_atoms(mem::Addr addr, std::uint32_t bytes, std::vector<DramAddress>& out) const;
   static constexpr std::uint32_t kFewAtoms = 8;  // will_accept counts these without a plan
   std::uint32_t atoms_of(const mem::MemRequest& r) const;
   // A part of a divisible request waiting for room (its request: slots_[token].request).
