@@ -12,6 +12,7 @@
 #include "backend/memory_counter.h"
 #include "backend/memory_guard.h"
 #include "backend/memory_probe.h"
+#include "backend/speed_probe.h"
 #include "backend/step_probe.h"
 #include "backend/step_state.h"
 #include "core/error.h"
@@ -231,9 +232,11 @@ RunReport execute_schedules(const workload::Trace& trace,
   };
   auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - started).count(); };
 
+  // The host's conditions before each round: its DRAM bandwidth and its speed at small ops.
   auto probe_dram = [&] {
     if (o.dram_probe && !cuda)
       cond.dram_triad_gbs.push_back(probe::dram_probe_gbs(cond.threads, pinned.cpus));
+    if (o.speed_probe && !cuda) cond.op_probe_us.push_back(probe::op_speed_probe_us(0));
   };
   for (auto& r : runs) run_iterations(r, o.warmup, false, false);
   for (int b = 0; b < blocks; ++b) {

@@ -40,6 +40,9 @@ struct RunOptions {
   // dram_probe_gbs, ~20-40 ms outside the measured steps; the re-warm step after it refills
   // the caches) with the run's threads: RunConditions::dram_triad_gbs.
   bool dram_probe = true;
+  // CPU: likewise the op speed probe (speed_probe.h, op_speed_probe_us, ~15-25 ms):
+  // RunConditions::op_probe_us.
+  bool speed_probe = true;
   // build_run_schedules: the orderings built for each of these executions, in this order
   // (each schedule names its own; run_schedules runs what the schedules name).
   std::vector<schedule::Execution> executions{schedule::Execution::Layers};
@@ -80,14 +83,23 @@ struct RunConditions {
   // GB/s of the DRAM probe before each round, in order (empty: not probed). The host's
   // memory bandwidth while the steps ran; on a shared VM it is not a constant.
   std::vector<double> dram_triad_gbs;
+  // Microseconds of the op speed probe before each round, in order (empty: not probed): how
+  // fast the host ran small framework ops while the steps ran.
+  std::vector<double> op_probe_us;
 };
 
-// Min, median and max of the DRAM probe's samples (all 0 when there are none).
-struct DramSpread {
+// Min, median and max of samples (all 0 when there are none).
+struct SampleSpread {
   double min = 0, median = 0, max = 0;
   int samples = 0;
 };
-DramSpread dram_spread(const RunConditions& c);
+SampleSpread sample_spread(const std::vector<double>& samples);
+
+// Min, median and max of the DRAM probe's samples.
+using DramSpread = SampleSpread;
+inline DramSpread dram_spread(const RunConditions& c) {
+  return sample_spread(c.dram_triad_gbs);
+}
 // describe_run says the host's DRAM bandwidth moved when its samples span more than this
 // (max / min - 1): past it, memory-bound ops' times in different rounds are not alike.
 inline constexpr double kDramMoved = 0.15;
@@ -96,12 +108,18 @@ inline constexpr double kDramMoved = 0.15;
 // probes) span more than kDramMoved: the op costs were then fitted on a host whose memory
 // bandwidth moved under them. Empty otherwise.
 std::string calibration_drift_note(const std::vector<double>& dram_samples);
+// The same for the op speed probe's samples (microseconds; empty when steady).
+std::string calibration_speed_note(const std::vector<double>& speed_samples);
 
 // `validate`'s sentence comparing the run's DRAM probe (median) with the one calibrate
 // recorded (the machine's host.dram_triad_gbs, with calibrated_threads threads); empty when
 // either is missing or they differ by less than kDramMoved. The analytic path predicts for
 // the calibrated memory system, so memory-bound ops are off by about that much.
 std::string dram_drift_note(const RunConditions& c, double calibrated_gbs, int calibrated_threads);
+// The same for the op speed probe against the machine's host.op_probe_us: the analytic
+// path's op costs were fitted on the host at the calibrated speed, so every op of a step
+// run at another speed is off by about that ratio (the small ones most).
+std::string speed_drift_note(const RunConditions& c, double calibrated_us, int calibrated_threads);
 
 struct RunReport {
   std::vector<exec::RunResult> results;  // one per schedule, in the given order; step times

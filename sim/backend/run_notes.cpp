@@ -15,10 +15,10 @@ std::string label(const exec::RunResult& r, bool with_execution) {
 }
 }  // namespace
 
-DramSpread dram_spread(const RunConditions& c) {
-  DramSpread d;
-  if (c.dram_triad_gbs.empty()) return d;
-  std::vector<double> v = c.dram_triad_gbs;
+SampleSpread sample_spread(const std::vector<double>& samples) {
+  SampleSpread d;
+  if (samples.empty()) return d;
+  std::vector<double> v = samples;
   std::sort(v.begin(), v.end());
   d.samples = int(v.size());
   d.min = v.front();
@@ -38,6 +38,34 @@ std::string calibration_drift_note(const std::vector<double>& dram_samples) {
       "GB/s; the op costs describe a moving host (on a shared VM, calibrations minutes apart "
       "predicted the same steps 9-30% apart): calibrate again when it is steady",
       d.min, d.max);
+}
+
+std::string calibration_speed_note(const std::vector<double>& speed_samples) {
+  const SampleSpread d = sample_spread(speed_samples);
+  if (d.samples < 2 || d.max <= (1 + kDramMoved) * d.min) return {};
+  return fmt::format(
+      "the host's speed moved during calibration: the op speed probe took {:.0f} to {:.0f} us; "
+      "the op costs describe a moving host: calibrate again when it is steady",
+      d.min, d.max);
+}
+
+std::string speed_drift_note(const RunConditions& c, double calibrated_us, int calibrated_threads) {
+  const SampleSpread d = sample_spread(c.op_probe_us);
+  if (d.samples == 0 || calibrated_us <= 0) return {};
+  if (calibrated_threads != c.threads)
+    return fmt::format(
+        "op speed probe: {:.0f} us (median) on {} thread(s), not comparable with the machine "
+        "file's {:.0f} us on {} thread(s) (host.op_probe_us)",
+        d.median, c.threads, calibrated_us, calibrated_threads);
+  const double ratio = d.median / calibrated_us;
+  if (std::abs(ratio - 1) < kDramMoved) return {};
+  return fmt::format(
+      "host speed during the steps: the op speed probe took {:.0f} us (median), {:.2f}x the "
+      "{:.0f} us of calibration (host.op_probe_us): the op costs describe the host as it was "
+      "then, so ops, the small ones most, will run about that much {} than predicted; this "
+      "error is the host's, not the model's: recalibrate on a steadier host, or compare with "
+      "--profile in-run",
+      d.median, ratio, calibrated_us, ratio > 1 ? "slower" : "faster");
 }
 
 std::string dram_drift_note(const RunConditions& c, double calibrated_gbs, int calibrated_threads) {
@@ -95,6 +123,13 @@ std::vector<std::string> describe_run(const RunReport& report, const RunOptions&
         "(median {:.1f}) over {} rounds; memory-bound ops' times move with it (the orderings "
         "are interleaved, so speedups suffer less than step times)",
         dram.min, dram.max, dram.median, dram.samples));
+  const SampleSpread speed = sample_spread(c.op_probe_us);
+  if (speed.samples >= 2 && speed.max > (1 + kDramMoved) * speed.min)
+    notes.push_back(fmt::format(
+        "the host's speed moved during the run: the op speed probe took {:.0f} to {:.0f} us "
+        "(median {:.0f}) over {} rounds; every op's time moves with it (the orderings are "
+        "interleaved, so speedups suffer less than step times)",
+        speed.min, speed.max, speed.median, speed.samples));
   if (!c.pin_note.empty()) notes.push_back(c.pin_note);
   // libtorch's default intra-op threads are its count of physical cores, which a VM may
   // report as fewer than it runs on (this project's 2-core host: 1). calibrate and profile

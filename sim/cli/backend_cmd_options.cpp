@@ -89,6 +89,11 @@ void add_backend_options(CLI::App* cmd, BackendCmdOptions& opt, const BackendOpt
                 "128 MiB triad, ~20-40 ms outside the measured steps, reported as "
                 "conditions.dram_triad_gbs; validate compares it with the machine file's "
                 "host.dram_triad_gbs)");
+  cmd->add_flag("--no-speed-probe", opt.no_speed_probe,
+                "Skip the op speed probe before each round of blocks (default on CPU: a "
+                "convolution, batch norm, relu and Adam mini-step, ~15-25 ms outside the "
+                "measured steps, reported as conditions.op_probe_us; validate compares it with "
+                "the machine file's host.op_probe_us)");
 }
 
 BackendPlan resolve_backend_options(BackendCmdOptions& opt) {
@@ -101,6 +106,7 @@ BackendPlan resolve_backend_options(BackendCmdOptions& opt) {
   opt.run.executions = plan.executions;
   opt.run.pin = !opt.no_pin;
   opt.run.dram_probe = !opt.no_dram_probe;
+  opt.run.speed_probe = !opt.no_speed_probe;
   backend::check_run_options(opt.run);
   plan.config = backend::optimizer_config(opt.optimizer);
   return plan;

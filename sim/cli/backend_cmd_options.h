@@ -20,6 +20,7 @@ struct BackendCmdOptions {
   std::string execution = "layers";  // --execution (schedule::parse_executions)
   bool no_pin = false;
   bool no_dram_probe = false;
+  bool no_speed_probe = false;
   backend::RunOptions run;
 };
 

@@ -12,6 +12,7 @@
 #include "backend/executor.h"
 #include "backend/family_probe.h"
 #include "backend/memory_probe.h"
+#include "backend/speed_probe.h"
 #include "backend/step_probe.h"
 #include "backend/switch_probe.h"
 #include "cli/backend_commands.h"
@@ -94,11 +95,13 @@ void run_calibrate(CalibrateCmdOptions opt) {
   // The DRAM bandwidth the op probes had (backend/memory_probe.h, dram_probe_gbs): sampled
   // before, between and after them, as `run` samples it during its steps, so that a
   // validation can tell a model error from a host whose memory bandwidth moved since.
-  std::vector<double> dram_samples;
+  // The op speed probe (backend/speed_probe.h) beside it: how fast the host ran small ops.
+  std::vector<double> dram_samples, speed_samples;
   auto sample_dram = [&] {
     dram_samples.push_back(backend::probe::dram_probe_gbs(host.compute.threads_per_op));
+    speed_samples.push_back(backend::probe::op_speed_probe_us(host.compute.threads_per_op));
   };
-  progress(fmt::format("DRAM bandwidth probe ({} triad, {} thread{})",
+  progress(fmt::format("DRAM bandwidth and op speed probes ({} triad, {} thread{})",
                        format_bytes(backend::probe::kDramProbeBytes), host.compute.threads_per_op,
                        host.compute.threads_per_op == 1 ? "" : "s"));
   sample_dram();
@@ -165,11 +168,15 @@ void run_calibrate(CalibrateCmdOptions opt) {
   sample_dram();
   backend::RunConditions sampled;  // the same median as `run` reports for its rounds
   sampled.dram_triad_gbs = dram_samples;
+  const double speed_us = backend::sample_spread(speed_samples).median;
   doc["host"] = {{"dram_triad_gbs", backend::dram_spread(sampled).median},
                  {"threads", host.compute.threads_per_op},
-                 {"dram_triad_samples", dram_samples}};
-  const std::string drift = backend::calibration_drift_note(dram_samples);
-  if (!drift.empty()) {
+                 {"dram_triad_samples", dram_samples},
+                 {"op_probe_us", speed_us},
+                 {"op_probe_samples", speed_samples}};
+  for (const std::string& drift : {backend::calibration_drift_note(dram_samples),
+                                   backend::calibration_speed_note(speed_samples)}) {
+    if (drift.empty()) continue;
     fmt::print(stderr, "calibrate: warning: {}\n", drift);
     doc["sources"]["conditions"] = doc["sources"]["conditions"].get<std::string>() + "; " + drift;
   }
@@ -178,6 +185,12 @@ void run_calibrate(CalibrateCmdOptions opt) {
       "probes): {:.1f} GB/s",
       dram_samples.size(), format_bytes(backend::probe::kDramProbeBytes),
       host.compute.threads_per_op, fmt::join(dram_samples.begin(), dram_samples.end(), " "));
+  doc["sources"]["host.op_probe_us"] = fmt::format(
+      "median of {} samples of the op speed probe (a 3x3 convolution's forward and backwards, "
+      "batch norm, relu and a foreach Adam update, batch 8, 32 channels of 16x16) on {} "
+      "thread(s), with the DRAM probe: {:.0f} us",
+      speed_samples.size(), host.compute.threads_per_op,
+      fmt::join(speed_samples.begin(), speed_samples.end(), " "));
   exec::parse_machine(doc, opt.output);
   write_file_atomically(opt.output, doc.dump(2) + "\n", "-o");
   progress("wrote " + opt.output);
@@ -201,6 +214,10 @@ void run_calibrate(CalibrateCmdOptions opt) {
                  fmt::format("{:.1f} GB/s (median {:.1f}: host.dram_triad_gbs)",
                              fmt::join(dram_samples.begin(), dram_samples.end(), " / "),
                              doc["host"]["dram_triad_gbs"].get<double>())});
+  table.add_row(
+      {fmt::format("op speed probe, {} thread(s), samples", host.compute.threads_per_op),
+       fmt::format("{:.0f} us (median {:.0f}: host.op_probe_us)",
+                   fmt::join(speed_samples.begin(), speed_samples.end(), " / "), speed_us)});
   table.add_row(
       {"GEMM / conv", fmt::format("{:.1f} / {:.1f} GFLOP/s", c.ops.gemm / 1e9, c.ops.conv / 1e9)});
   table.add_row({"dispatch overhead", fmt::format("{:.0f} ns", c.ops.dispatch_ns)});

@@ -19,13 +19,14 @@ nlohmann::json conditions_json(const backend::RunReport& report, const backend::
           {"ci_points", o.ci_points},
           {"max_time_s", o.max_time_s},
           {"min_cpu_ratio", o.min_cpu_ratio},
-          {"dram_triad_gbs", dram_json(c)}};
+          {"dram_triad_gbs", spread_json(c.dram_triad_gbs)},
+          {"op_probe_us", spread_json(c.op_probe_us)}};
 }
 
-nlohmann::json dram_json(const backend::RunConditions& c) {
-  const backend::DramSpread d = backend::dram_spread(c);
+nlohmann::json spread_json(const std::vector<double>& samples) {
+  const backend::SampleSpread d = backend::sample_spread(samples);
   if (d.samples == 0) return nullptr;
-  return {{"samples", c.dram_triad_gbs}, {"min", d.min}, {"median", d.median}, {"max", d.max}};
+  return {{"samples", samples}, {"min", d.min}, {"median", d.median}, {"max", d.max}};
 }
 
 nlohmann::json quality_json(const backend::StepQuality& q) {

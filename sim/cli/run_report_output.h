@@ -12,12 +12,13 @@ namespace fusim::cli {
 
 // {"load_average_before", "load_average_after", "cpus", "threads", "pinned_cpus",
 //  "elapsed_s", "rounds", "converged", "ci_points", "max_time_s", "min_cpu_ratio",
-//  "dram_triad_gbs"}
+//  "dram_triad_gbs", "op_probe_us"}
 nlohmann::json conditions_json(const backend::RunReport& report,
                                const backend::RunOptions& options);
-// The DRAM probe's samples during the run: {"samples", "min", "median", "max"} in GB/s;
-// null when not probed (CUDA, --no-dram-probe).
-nlohmann::json dram_json(const backend::RunConditions& conditions);
+// A probe's samples during the run (the DRAM probe's GB/s, the op speed probe's us):
+// {"samples", "min", "median", "max"}; null when not probed (CUDA, --no-dram-probe,
+// --no-speed-probe).
+nlohmann::json spread_json(const std::vector<double>& samples);
 // {"steps_run", "steps_dropped", "cpu_wall_median", "run_queue_wait_median",
 //  "minor_faults_median"} of result k.
 nlohmann::json quality_json(const backend::StepQuality& quality);

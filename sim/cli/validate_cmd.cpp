@@ -185,6 +185,9 @@ void run_validate(ValidateCmdOptions opt) {
   const std::string dram_note = backend::dram_drift_note(
       report.conditions, machine.host.dram_triad_gbs, machine.host.threads);
   if (!dram_note.empty()) report.notes.push_back(dram_note);
+  const std::string speed_note =
+      backend::speed_drift_note(report.conditions, machine.host.op_probe_us, machine.host.threads);
+  if (!speed_note.empty()) report.notes.push_back(speed_note);
 
   std::vector<Row> rows;
   for (std::size_t k = 0; k < schedules.size(); ++k) {
@@ -291,6 +294,8 @@ void run_validate(ValidateCmdOptions opt) {
       {"calibrated_dram_triad_gbs", machine.host.dram_triad_gbs > 0
                                         ? nlohmann::json(machine.host.dram_triad_gbs)
                                         : nlohmann::json()},
+      {"calibrated_op_probe_us",
+       machine.host.op_probe_us > 0 ? nlohmann::json(machine.host.op_probe_us) : nlohmann::json()},
       {"results", results},
       {"mape", mape},
       {"speedup_mae_points", speedup_mae},

@@ -170,11 +170,16 @@ Machine parse_machine(nlohmann::json document, const std::string& file,
   m.memory = read_memory(top.at("dram"));
   if (auto h = top.find("host")) {
     h->require_object();
-    h->reject_unknown_keys({"dram_triad_gbs", "threads", "dram_triad_samples"});
+    h->reject_unknown_keys(
+        {"dram_triad_gbs", "threads", "dram_triad_samples", "op_probe_us", "op_probe_samples"});
     m.host.dram_triad_gbs = h->at("dram_triad_gbs").as_number_in(1e-3, 1e6);
     m.host.threads = int(h->at("threads").as_int_at_least(1));
     if (auto samples = h->find("dram_triad_samples"))
       for (const auto& v : samples->elements()) v.as_number_in(1e-3, 1e6);
+    // (Files calibrated before the speed probe have neither.)
+    if (auto us = h->find("op_probe_us")) m.host.op_probe_us = us->as_number_in(1e-3, 1e9);
+    if (auto samples = h->find("op_probe_samples"))
+      for (const auto& v : samples->elements()) v.as_number_in(1e-3, 1e9);
   }
   return m;
 }

@@ -1,6 +1,7 @@
 // Measurements that can decide (issue 16, point 5): the rule that stops sampling, the rule
 // that drops steps disturbed by other processes, and the sentences a run ends with, on
 // synthetic samples whose outcome is worked out by hand.
+#include <ATen/ATen.h>
 #include <ATen/Parallel.h>  // before Catch: c10's glog CHECK would replace Catch's
 #include <pthread.h>
 #include <sched.h>
@@ -10,6 +11,7 @@
 
 #include "backend/executor.h"
 #include "backend/run_plan.h"
+#include "backend/speed_probe.h"
 #include "backend/step_probe.h"
 #include "backend/step_stats.h"
 #include "core/error.h"
@@ -275,6 +277,55 @@ TEST_CASE("run notes: the DRAM probe's spread and its drift from calibration") {
   CHECK(backend::calibration_drift_note({30.0}).empty());
   // Calibrated with another thread count: said, not compared.
   CHECK(backend::dram_drift_note(c, 40.0, 1).find("not comparable") != std::string::npos);
+}
+
+TEST_CASE("run and validate: the op speed probe's spread and its distance from calibration") {
+  backend::RunConditions c;
+  c.threads = 2;
+  CHECK(backend::speed_drift_note(c, 770.0, 2).empty());  // not probed: nothing to say
+  // Sorted 700, 760, 1000, 1100: median 880, spread 1100 / 700 = 1.57x.
+  c.op_probe_us = {1000.0, 700.0, 1100.0, 760.0};
+  const auto s = backend::sample_spread(c.op_probe_us);
+  CHECK(s.samples == 4);
+  CHECK(s.min == 700.0);
+  CHECK(s.max == 1100.0);
+  CHECK(s.median == 880.0);
+  backend::RunReport report;
+  report.conditions = c;
+  backend::RunOptions o;
+  auto has = [](const std::vector<std::string>& notes, const std::string& text) {
+    for (const auto& n : notes)
+      if (n.find(text) != std::string::npos) return true;
+    return false;
+  };
+  CHECK(has(backend::describe_run(report, o),
+            "the host's speed moved during the run: the op speed probe took 700 to 1100 us "
+            "(median 880) over 4 rounds"));
+  report.conditions.op_probe_us = {760.0, 800.0};  // 800 / 760 = 1.05: steady
+  CHECK_FALSE(has(backend::describe_run(report, o), "speed moved"));
+  // Median 880 against 640 calibrated: 1.375x the time, slower.
+  const std::string slow = backend::speed_drift_note(c, 640.0, 2);
+  CHECK(slow.find("took 880 us (median), 1.38x the 640 us of calibration") != std::string::npos);
+  CHECK(slow.find("slower than predicted") != std::string::npos);
+  CHECK(backend::speed_drift_note(c, 800.0, 2).empty());  // 1.10x: within kDramMoved
+  CHECK(backend::speed_drift_note(c, 1100.0, 2).find("0.80x") != std::string::npos);
+  CHECK(backend::speed_drift_note(c, 1100.0, 2).find("faster than predicted") != std::string::npos);
+  CHECK(backend::speed_drift_note(c, 880.0, 1).find("not comparable") != std::string::npos);
+  CHECK(backend::calibration_speed_note({770.0, 1020.0, 790.0})
+            .find("the op speed probe took 770 to 1020 us") != std::string::npos);
+  CHECK(backend::calibration_speed_note({770.0, 800.0, 790.0}).empty());
+}
+
+TEST_CASE("the op speed probe leaves the run's random state and thread count as they were") {
+  const int threads = at::get_num_threads();
+  at::manual_seed(11);
+  const at::Tensor expected = at::randn({4});
+  at::manual_seed(11);
+  const double us = backend::probe::op_speed_probe_us(threads == 1 ? 2 : 1);
+  const at::Tensor after = at::randn({4});
+  CHECK(at::equal(expected, after));
+  CHECK(at::get_num_threads() == threads);
+  CHECK(us > 0);
 }
 
 TEST_CASE("run: a thread competing for the core is seen, its steps dropped and counted") {

@@ -156,6 +156,18 @@ TEST_CASE("host: the DRAM probe calibrate measured, read and checked") {
   bad = doc;
   bad["host"]["dram_gbs"] = 3;
   CHECK_THAT(error_of(bad), Catch::Contains("m.json: host") && Catch::Contains("dram_gbs"));
+  // The op speed probe: optional (files calibrated before it lack it), then checked.
+  CHECK(m.host.op_probe_us == 0);
+  auto timed = doc;
+  timed["host"]["op_probe_us"] = 770.5;
+  timed["host"]["op_probe_samples"] = {770.5, 768, 790};
+  CHECK(parse_machine(timed, "m.json").host.op_probe_us == 770.5);
+  bad = timed;
+  bad["host"]["op_probe_us"] = 0;
+  CHECK_THAT(error_of(bad), Catch::Contains("m.json: host.op_probe_us: expected a number in"));
+  bad = timed;
+  bad["host"]["op_probe_samples"] = {770.5, -1};
+  CHECK_THAT(error_of(bad), Catch::Contains("m.json: host.op_probe_samples[1]: expected a number"));
 }
 
 TEST_CASE("what the DRAM system would refuse is refused when the machine is read") {
