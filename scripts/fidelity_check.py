@@ -13,7 +13,8 @@ and written to OUT/summary.md and OUT/summary.json.
   scripts/fidelity_check.py --models resnet18,mobilenet_v2 --optimizers adam --paths analytic
 
 Paths: analytic (the calibrated op costs of --machine, no profile: what-if machines use the
-same model), in-run (`--profile in-run`: eager's own measured steps are the profile; the
+same model), analytic-run-speed (the same with `--host-speed run`: every op's compute cost
+scaled by the host's speed during the steps against calibration, from the op speed probe), in-run (`--profile in-run`: eager's own measured steps are the profile; the
 fused orderings are predicted from them) and auto (`--profile auto`: isolated per-op profile
 measured before and after the steps). The DRAM column is the run's bandwidth probe (median
 GB/s) and its ratio to the calibrated one (the machine file's host.dram_triad_gbs); the
@@ -50,7 +51,9 @@ def validate(fusim, trace, machine, optimizer, impl, path, args):
     cmd = [fusim, "validate", "--trace", trace, "--machine", machine, "--optimizer", optimizer,
            "--impl", impl, "--fidelity", args.fidelity, "--measured-steps",
            str(args.measured_steps), "--max-time", str(args.max_time), "--per-op", "--json"]
-    if path != "analytic":
+    if path == "analytic-run-speed":
+        cmd += ["--host-speed", "run"]
+    elif path != "analytic":
         cmd += ["--profile", path]
     t0 = time.time()
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
@@ -134,7 +137,7 @@ def main():
     ap.add_argument("--optimizers", default="sgd,adam,adamw")
     ap.add_argument("--impl", default="foreach")
     ap.add_argument("--paths", default="analytic,in-run",
-                    help="comma list of analytic, in-run, auto, in-step")
+                    help="comma list of analytic, analytic-run-speed, in-run, auto, in-step")
     ap.add_argument("--fidelity", default="tensor")
     ap.add_argument("--measured-steps", type=int, default=20)
     ap.add_argument("--max-time", type=float, default=30)

@@ -16,6 +16,17 @@
 #include "exec/compute_solver.h"
 
 namespace fusim::backend {
+std::vector<double> speed_factors(const std::vector<double>& samples, std::size_t probes) {
+  if (samples.size() != probes + 1) return std::vector<double>(probes, 1.0);
+  std::vector<double> sorted = samples;
+  std::sort(sorted.begin(), sorted.end());
+  const std::size_t n = sorted.size();
+  const double median = n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
+  std::vector<double> f(probes);
+  for (std::size_t i = 0; i < probes; ++i) f[i] = 0.5 * (samples[i] + samples[i + 1]) / median;
+  return f;
+}
+
 compute::OpCostModel calibrate_op_costs(const exec::Machine& host, const FamilyProbeOptions& o) {
   FUSIM_ASSERT(host.compute.op_costs.families.empty(), "calibrating on a machine without op_costs");
   const auto grid = family_probes();
@@ -25,8 +36,14 @@ compute::OpCostModel calibrate_op_costs(const exec::Machine& host, const FamilyP
   std::map<std::string, std::vector<bool>> exact;  // per point: its compute was solved
   std::map<std::string, double> peaks;             // FLOP/s each family's costs are against
   std::map<std::string, std::vector<std::pair<double, std::string>>> labels;  // measured, probe
+  std::map<std::string, std::vector<double>> factors;  // per point: the host's speed factor
+  // First every probe measured (the host's speed sampled around each), then each solved.
+  std::vector<std::map<int, Tick>> measured_by_probe(grid.size());
+  std::vector<double> speed;  // speed[i]: before probe i; speed[grid.size()]: after the last
   int done = 0;
-  for (const auto& p : grid) {
+  for (std::size_t i = 0; i < grid.size(); ++i) {
+    const FamilyProbe& p = grid[i];
+    if (o.speed_probe) speed.push_back(o.speed_probe());
     const workload::Trace& trace = p.trace;
     const auto& schedules = p.schedules;
     const auto& s = schedules[0];
@@ -37,7 +54,7 @@ compute::OpCostModel calibrate_op_costs(const exec::Machine& host, const FamilyP
     };
     // Each probed op's measured time: inside running steps of its probe (the default), or
     // alone, repeated from the same state (`isolated`).
-    std::map<int, Tick> measured;  // op id in step 1 of `s` -> its time
+    std::map<int, Tick>& measured = measured_by_probe[i];  // op id in step 1 of `s` -> time
     if (o.in_step) {
       RunOptions ro;
       ro.threads = o.threads;
@@ -69,7 +86,19 @@ compute::OpCostModel calibrate_op_costs(const exec::Machine& host, const FamilyP
             break;
           }
     }
-    for (const auto& [id, time] : measured) {
+    ++done;
+    if (o.progress) o.progress(done, int(grid.size()), p.what);
+  }
+  if (o.speed_probe) speed.push_back(o.speed_probe());
+  if (o.speed_samples) *o.speed_samples = speed;
+  const std::vector<double> factors_by_probe = speed_factors(speed, grid.size());
+  for (std::size_t i = 0; i < grid.size(); ++i) {
+    const FamilyProbe& p = grid[i];
+    const workload::Trace& trace = p.trace;
+    const auto& s = p.schedules[0];
+    const double factor = factors_by_probe[i];
+    for (const auto& [id, raw] : measured_by_probe[i]) {
+      const Tick time = Tick(double(raw) / factor);
       const schedule::Op& op = s.ops[std::size_t(id)];
       const std::string family = compute::op_family(trace, s, op);
       if (family.empty()) continue;
@@ -98,11 +127,10 @@ compute::OpCostModel calibrate_op_costs(const exec::Machine& host, const FamilyP
       }
       points[family].push_back(c);
       exact[family].push_back(solved_exactly);
-      labels[family].push_back({to_ns(time), p.what});
+      labels[family].push_back({to_ns(raw), p.what});
+      factors[family].push_back(factor);
       peaks[family] = compute::cost_peak(host.compute, trace, op, host.compute.threads_per_op);
     }
-    ++done;
-    if (o.progress) o.progress(done, int(grid.size()), p.what);
   }
   compute::OpCostModel model;
   for (const auto& [family, pts] : points) {
@@ -121,6 +149,7 @@ compute::OpCostModel calibrate_op_costs(const exec::Machine& host, const FamilyP
         ProbePoint r;
         r.family = family;
         r.measured_ns = labels.at(family)[i].first;
+        r.speed_factor = factors.at(family)[i];
         r.probe = labels.at(family)[i].second;
         r.cost_ns = pts[i].time_ns;
         r.fitted_ns = compute::model_time_ns(fit, peaks.at(family), pts[i]);

@@ -35,6 +35,10 @@ namespace fusim::backend {
 struct ProbePoint {
   std::string family, probe;
   double measured_ns = 0, cost_ns = 0, fitted_ns = 0;
+  // The host's speed while the probe ran against its median over the calibration (the op
+  // speed probe's time around it / the median of all its samples; 1: not normalized).
+  // measured_ns is the time as measured; the cost was solved from measured_ns / speed_factor.
+  double speed_factor = 1;
   std::int64_t work = 0, channels = 0;
   int kernels = 0;
   bool exact = true, used = true;  // compute solved exactly; in the fit
@@ -55,7 +59,21 @@ struct FamilyProbeOptions {
   std::function<void(int, int, const std::string&)> progress;
   // When set, every probe point is appended here (calibrate --points).
   std::vector<ProbePoint>* points = nullptr;
+  // When set, the host's speed is sampled before every probe and after the last (the op
+  // speed probe, backend/speed_probe.h: microseconds of a fixed mini-step) and each probe's
+  // times are divided by the mean of the samples around it over their median, so that the
+  // costs describe the host at its median speed during the calibration rather than at
+  // whatever speed each probe happened to meet. On a shared 2-core VM the probe moved by
+  // 1.5x within minutes (629 to 964 us within one calibration), and three calibrations
+  // within 30 minutes predicted the same steps 17% short to 22% long of the measured ones.
+  std::function<double()> speed_probe;
+  std::vector<double>* speed_samples = nullptr;  // every sample, in order
 };
+
+// Each probe's speed factor from the op speed probe's samples (samples[i] before probe i,
+// samples[probes] after the last): the mean of the two around it over the median of all
+// (1: as fast as the host's median, 1.2: 20% slower). All 1 unless there are probes + 1.
+std::vector<double> speed_factors(const std::vector<double>& samples, std::size_t probes);
 
 // One probe of the grid: its trace, eager schedule (2 steps) and the families of the ops
 // it measures (the probed layer's F/Bx/Bw, its U, or the loss's L).

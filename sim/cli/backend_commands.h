@@ -32,9 +32,12 @@ inline constexpr const char* kValidateDescription =
     "quartiles, error %, predicted and measured speedup vs eager (with the measured\n"
     "speedup's 95% bootstrap interval), and the MAPE over orderings, per execution\n"
     "(--execution). Sampling, pinning and dropped steps as in `fusim run`. Use a\n"
-    "machine measured by `fusim calibrate` for this host.\n"
+    "machine measured by `fusim calibrate` for this host. Before each round of blocks an\n"
+    "op speed probe times a fixed mini-step of small ops; --host-speed run predicts for\n"
+    "the host at the speed it ran them, against the speed calibrate recorded.\n"
     "Example:\n"
-    "  fusim calibrate && fusim validate --trace traces/mlp.json --machine host --per-op";
+    "  fusim calibrate && fusim validate --trace traces/mlp.json --machine host --per-op\n"
+    "  fusim validate --trace traces/mlp.json --machine host --host-speed run";
 
 inline constexpr const char* kCalibrateDescription =
     "Measure this host into a machine model (models/machines/SCHEMA.md): cache levels\n"
@@ -62,6 +65,10 @@ inline constexpr const char* kCalibrateDescription =
     "Last, the switch costs (switch.U, switch.after_U): what an update after a forward or\n"
     "backward op, and the op after an update, pay on this host per MiB the update\n"
     "touches, from 12-layer MLPs run eager and backward-fused.\n"
+    "An op speed probe (a fixed mini-step of small ops) runs before every op probe:\n"
+    "each probe's times are normalized to the host's median speed around them\n"
+    "(host.op_probe_us; --no-speed-normalization keeps them as measured), because a\n"
+    "shared host's speed at small ops moves by 1.5x within minutes.\n"
     "Progress on stderr. The file is checked with the machine reader.\n"
     "Example:\n"
     "  fusim calibrate                  (writes host.json where --machine host finds it)\n"

@@ -35,6 +35,7 @@ struct CalibrateCmdOptions {
   int threads = 0;                    // --threads: intra-op threads (0: every allowed core)
   std::string memory_overlap = "double-buffered";  // --memory-overlap: compute.memory_overlap
   bool op_costs = true;
+  bool speed_normalization = true;  // --no-speed-normalization turns it off
   OutputFormat format;
 };
 
@@ -42,11 +43,12 @@ struct CalibrateCmdOptions {
 // fitted cost against the solved one, the residual behind the family's fit error.
 void write_points_csv(const std::string& path, const std::vector<backend::ProbePoint>& points) {
   std::string csv =
-      "family,probe,measured_ns,cost_ns,fitted_ns,error_pct,work,channels,kernels,exact,used\n";
+      "family,probe,measured_ns,cost_ns,fitted_ns,error_pct,work,channels,kernels,exact,used,"
+      "speed_factor\n";
   for (const auto& p : points)
-    csv += fmt::format("{},\"{}\",{},{},{},{},{},{},{},{},{}\n", p.family, p.probe, p.measured_ns,
-                       p.cost_ns, p.fitted_ns, 100 * (p.fitted_ns / p.cost_ns - 1), p.work,
-                       p.channels, p.kernels, p.exact, p.used);
+    csv += fmt::format("{},\"{}\",{},{},{},{},{},{},{},{},{},{}\n", p.family, p.probe,
+                       p.measured_ns, p.cost_ns, p.fitted_ns, 100 * (p.fitted_ns / p.cost_ns - 1),
+                       p.work, p.channels, p.kernels, p.exact, p.used, p.speed_factor);
   write_file_atomically(path, csv, "--points");
 }
 
@@ -97,6 +99,9 @@ void run_calibrate(CalibrateCmdOptions opt) {
   // validation can tell a model error from a host whose memory bandwidth moved since.
   // The op speed probe (backend/speed_probe.h) beside it: how fast the host ran small ops.
   std::vector<double> dram_samples, speed_samples;
+  // The speed the op costs describe: the median of the samples taken around every op probe
+  // when they were normalized to it (backend/family_probe.h, speed_probe), else of these.
+  std::vector<double> normalized_to;
   auto sample_dram = [&] {
     dram_samples.push_back(backend::probe::dram_probe_gbs(host.compute.threads_per_op));
     speed_samples.push_back(backend::probe::op_speed_probe_us(host.compute.threads_per_op));
@@ -114,6 +119,11 @@ void run_calibrate(CalibrateCmdOptions opt) {
     fo.in_step = opt.op_context == "step";
     std::vector<backend::ProbePoint> points;
     if (!opt.points.empty()) fo.points = &points;
+    std::vector<double> probe_speeds;
+    if (opt.speed_normalization) {
+      fo.speed_probe = [&] { return backend::probe::op_speed_probe_us(fo.threads); };
+      fo.speed_samples = &probe_speeds;
+    }
     // The shared progress reporter (core/progress.h): shapes measured, rate and ETA.
     std::unique_ptr<Progress> bar;
     int reported = 0;
@@ -127,6 +137,7 @@ void run_calibrate(CalibrateCmdOptions opt) {
     progress("op families: each through the backend's layer ops, fitted per family");
     costs = backend::calibrate_op_costs(host, fo);
     if (bar) bar->finish();
+    normalized_to = probe_speeds;
     sample_dram();
     // What crossing the update boundary costs (backend/switch_probe.h): fused orderings
     // cross it twice per layer.
@@ -137,24 +148,38 @@ void run_calibrate(CalibrateCmdOptions opt) {
     // bytes per parameter, its own ("switch.U.sgd").
     std::string switch_how;
     for (const std::string optimizer : {"adam", "sgd"}) {
+      // Normalized like the op probes: a switch cost is a difference of two measured times,
+      // and moves with the host's speed as they do.
+      const double before = fo.speed_probe ? fo.speed_probe() : 0;
       const backend::SwitchCosts sw = backend::measure_switch_costs(optimizer, fo.threads);
+      double factor = 1;
+      if (fo.speed_probe) {
+        const double after = fo.speed_probe();
+        speed_samples.push_back(before);
+        speed_samples.push_back(after);
+        const double typical = backend::sample_spread(normalized_to).median;
+        if (typical > 0) factor = 0.5 * (before + after) / typical;
+      }
       const std::string suffix = optimizer == "adam" ? "" : "." + optimizer;
       compute::FamilyCost su, sa;
-      su.fixed_ns = sw.update_ns;
-      su.per_mib_ns = sw.update_per_mib_ns;
-      sa.fixed_ns = sw.after_update_ns;
-      sa.per_mib_ns = sw.after_update_per_mib_ns;
+      su.fixed_ns = sw.update_ns / factor;
+      su.per_mib_ns = sw.update_per_mib_ns / factor;
+      sa.fixed_ns = sw.after_update_ns / factor;
+      sa.per_mib_ns = sw.after_update_per_mib_ns / factor;
       su.points = sa.points = sw.samples;
       costs.families["switch.U" + suffix] = su;
       costs.families["switch.after_U" + suffix] = sa;
       for (const auto& l : sw.by_layer_op) {
         compute::FamilyCost f;
-        f.fixed_ns = l.update_ns;
-        f.per_mib_ns = l.update_per_mib_ns;
+        f.fixed_ns = l.update_ns / factor;
+        f.per_mib_ns = l.update_per_mib_ns / factor;
         f.points = l.samples;
         costs.families["switch.U" + suffix + "." + l.layer_op] = f;
       }
       switch_how += (switch_how.empty() ? "" : "; ") + sw.how;
+      if (factor != 1)
+        switch_how +=
+            fmt::format(" (divided by the host's speed factor around them, {:.3f})", factor);
     }
     doc["compute"]["op_costs"] = compute::op_cost_model_json(costs);
     doc["sources"]["compute.op_costs"] =
@@ -168,7 +193,9 @@ void run_calibrate(CalibrateCmdOptions opt) {
   sample_dram();
   backend::RunConditions sampled;  // the same median as `run` reports for its rounds
   sampled.dram_triad_gbs = dram_samples;
-  const double speed_us = backend::sample_spread(speed_samples).median;
+  const auto speed = backend::sample_spread(normalized_to.empty() ? speed_samples : normalized_to);
+  const double speed_us = speed.median;
+  speed_samples.insert(speed_samples.end(), normalized_to.begin(), normalized_to.end());
   doc["host"] = {{"dram_triad_gbs", backend::dram_spread(sampled).median},
                  {"threads", host.compute.threads_per_op},
                  {"dram_triad_samples", dram_samples},
@@ -185,12 +212,21 @@ void run_calibrate(CalibrateCmdOptions opt) {
       "probes): {:.1f} GB/s",
       dram_samples.size(), format_bytes(backend::probe::kDramProbeBytes),
       host.compute.threads_per_op, fmt::join(dram_samples.begin(), dram_samples.end(), " "));
-  doc["sources"]["host.op_probe_us"] = fmt::format(
-      "median of {} samples of the op speed probe (a 3x3 convolution's forward and backwards, "
-      "batch norm, relu and a foreach Adam update, batch 8, 32 channels of 16x16) on {} "
-      "thread(s), with the DRAM probe: {:.0f} us",
-      speed_samples.size(), host.compute.threads_per_op,
-      fmt::join(speed_samples.begin(), speed_samples.end(), " "));
+  doc["sources"]["host.op_probe_us"] =
+      normalized_to.empty()
+          ? fmt::format(
+                "median of {} samples of the op speed probe (a 3x3 convolution's forward and "
+                "backwards, batch norm, relu and a foreach Adam update, batch 8, 32 channels of "
+                "16x16) on {} thread(s), with the DRAM probe",
+                speed.samples, host.compute.threads_per_op)
+          : fmt::format(
+                "median of the {} samples of the op speed probe (a 3x3 convolution's forward and "
+                "backwards, batch norm, relu and a foreach Adam update, batch 8, 32 channels of "
+                "16x16) on {} thread(s) taken around every op probe, {:.0f} to {:.0f} us: each "
+                "probe's times were divided by the samples around it over this median, so the "
+                "op costs describe the host at this speed (op_probe_samples: those taken with "
+                "the DRAM probe and around the switch probes, then those around every op probe)",
+                speed.samples, host.compute.threads_per_op, speed.min, speed.max);
   exec::parse_machine(doc, opt.output);
   write_file_atomically(opt.output, doc.dump(2) + "\n", "-o");
   progress("wrote " + opt.output);
@@ -214,10 +250,11 @@ void run_calibrate(CalibrateCmdOptions opt) {
                  fmt::format("{:.1f} GB/s (median {:.1f}: host.dram_triad_gbs)",
                              fmt::join(dram_samples.begin(), dram_samples.end(), " / "),
                              doc["host"]["dram_triad_gbs"].get<double>())});
-  table.add_row(
-      {fmt::format("op speed probe, {} thread(s), samples", host.compute.threads_per_op),
-       fmt::format("{:.0f} us (median {:.0f}: host.op_probe_us)",
-                   fmt::join(speed_samples.begin(), speed_samples.end(), " / "), speed_us)});
+  table.add_row({fmt::format("op speed probe, {} thread(s)", host.compute.threads_per_op),
+                 fmt::format("{:.0f} to {:.0f} us over {} samples (median {:.0f}: "
+                             "host.op_probe_us{})",
+                             speed.min, speed.max, speed.samples, speed_us,
+                             normalized_to.empty() ? "" : ", the op costs normalized to it")});
   table.add_row(
       {"GEMM / conv", fmt::format("{:.1f} / {:.1f} GFLOP/s", c.ops.gemm / 1e9, c.ops.conv / 1e9)});
   table.add_row({"dispatch overhead", fmt::format("{:.0f} ns", c.ops.dispatch_ns)});
@@ -297,6 +334,11 @@ void add_calibrate_command(CLI::App& app) {
                   "solved from it, fitted_ns the family's fit gives back, error_pct, work, "
                   "channels, kernels, exact, used): where a family's fit error comes from")
       ->type_name("FILE");
+  cmd->add_flag("--no-speed-normalization{false}", opt->speed_normalization,
+                "Leave each op probe's times as measured (default: the op speed probe runs "
+                "before every op probe, and each probe's times are divided by the host's speed "
+                "around it over its median, so that the costs describe the host at its median "
+                "speed: host.op_probe_us)");
   add_output_flags(cmd, opt->format, false);
   cmd->callback([opt] { run_calibrate(*opt); });
 }

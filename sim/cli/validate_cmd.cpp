@@ -37,7 +37,8 @@ namespace {
 
 struct ValidateCmdOptions {
   std::string trace, machine, fidelity = "block", profile, evict;
-  ZooBatch batch;     // --batch of a zoo --trace
+  std::string host_speed = "calibrated";  // --host-speed: calibrated | run
+  ZooBatch batch;                         // --batch of a zoo --trace
   int sim_steps = 4;  // as simulate: forward-fused's measured step is past its first updates
   bool per_op = false, per_layer = false, force = false;
   BackendCmdOptions backend;
@@ -58,6 +59,19 @@ void run_validate(ValidateCmdOptions opt) {
   const auto trace = load_trace_option(opt.trace, opt.batch);
   const auto machine = exec::load_machine(opt.machine);
   if (opt.sim_steps < 2) throw InputError("--sim-steps: expected an integer >= 2");
+  const bool at_run_speed = opt.host_speed == "run";
+  if (at_run_speed && !opt.profile.empty())
+    throw InputError(fmt::format(
+        "--host-speed run: expected no --profile (got {}): a measured profile already has the "
+        "host's speed; run is for the calibrated op costs",
+        opt.profile));
+  if (at_run_speed && (machine.host.op_probe_us <= 0 || machine.kind != compute::UnitKind::Cpu))
+    throw InputError(fmt::format(
+        "--host-speed run: expected a machine file with host.op_probe_us (a CPU calibrated by "
+        "`fusim calibrate` since 2026-12-06), got {} without it",
+        opt.machine));
+  if (at_run_speed && be.no_speed_probe)
+    throw InputError("--host-speed run: expected the op speed probe, got --no-speed-probe");
   if (!opt.evict.empty() && opt.profile != "auto")
     throw InputError(
         "--evict: expected only with --profile auto (a profile file keeps the cold times "
@@ -92,16 +106,15 @@ void run_validate(ValidateCmdOptions opt) {
   request.gpu_streams = machine.kind == compute::UnitKind::Gpu;
   request.device = request.gpu_streams ? schedule::DeviceKind::Gpu : schedule::DeviceKind::Cpu;
   std::vector<exec::RunResult> predicted;
-  auto predict = [&](ProfileOption& profile) {
+  auto predict = [&](ProfileOption& profile, const exec::Machine& on) {
     {
       // The shared progress reporter (core/progress.h), as the measurement's below.
-      Progress bar("validate: predicting on " + machine.name, schedules.size(), 0, true,
-                   "schedules");
+      Progress bar("validate: predicting on " + on.name, schedules.size(), 0, true, "schedules");
       for (const auto& measured : schedules) {  // per execution, per ordering
         request.execution = measured.execution;
         const auto schedule =
             schedule::build_schedule(trace, schedule::schedule_options(measured.ordering, request));
-        predicted.push_back(profile.simulate(trace, schedule, machine, sim).result);
+        predicted.push_back(profile.simulate(trace, schedule, on, sim).result);
         bar.advance();
       }
     }
@@ -129,9 +142,9 @@ void run_validate(ValidateCmdOptions opt) {
         "--profile: expected eager among --ordering with in-run (its measured steps "
         "are the profile)");
   std::optional<ProfileOption> file_profile;
-  if (!auto_profile && !in_run) {
+  if (!auto_profile && !in_run && !at_run_speed) {
     file_profile.emplace(opt.profile, machine, sim);
-    predict(*file_profile);
+    predict(*file_profile, machine);
   }
   backend::ProfileOptions po;
   po.device = be.device;
@@ -166,7 +179,7 @@ void run_validate(ValidateCmdOptions opt) {
         "them (the machine's drift); predicted from the mean of the two",
         opt.profile, 100.0 * *drift));
     ProfileOption profile(exec::bracket_profiles(*before, after), machine, sim);
-    predict(profile);
+    predict(profile, machine);
   }
   if (in_run) {
     const auto k = std::size_t(eager_at - schedules.begin());
@@ -179,7 +192,25 @@ void run_validate(ValidateCmdOptions opt) {
         "--profile in-run: eager's prediction replays its own measured op times (not a "
         "prediction); the other orderings are predicted from them");
     ProfileOption profile(std::move(p), machine, sim);
-    predict(profile);
+    predict(profile, machine);
+  }
+  // --host-speed run: the calibrated op costs for the host at the speed its steps ran (the
+  // op speed probe's median during the run against the calibrated one).
+  std::optional<double> speed_ratio;
+  if (at_run_speed) {
+    const auto speed = backend::sample_spread(report.conditions.op_probe_us);
+    if (speed.samples == 0)
+      throw InputError("--host-speed run: the op speed probe took no sample (CUDA run?)");
+    speed_ratio = speed.median / machine.host.op_probe_us;
+    exec::Machine at_speed = machine;
+    at_speed.compute = compute::with_compute_time_scaled(machine.compute, *speed_ratio);
+    report.notes.push_back(fmt::format(
+        "--host-speed run: predicted for the host at the speed its steps ran: the op speed "
+        "probe took {:.0f} us (median) against {:.0f} us when calibrated, so every op's compute "
+        "cost is {:.2f}x the calibrated one (memory as calibrated)",
+        speed.median, machine.host.op_probe_us, *speed_ratio));
+    ProfileOption analytic(std::string(), at_speed, sim);
+    predict(analytic, at_speed);
   }
 
   const std::string dram_note = backend::dram_drift_note(
@@ -294,6 +325,9 @@ void run_validate(ValidateCmdOptions opt) {
       {"calibrated_dram_triad_gbs", machine.host.dram_triad_gbs > 0
                                         ? nlohmann::json(machine.host.dram_triad_gbs)
                                         : nlohmann::json()},
+      {"host_speed",
+       {{"mode", opt.host_speed},
+        {"ratio", speed_ratio ? nlohmann::json(*speed_ratio) : nlohmann::json()}}},
       {"calibrated_op_probe_us",
        machine.host.op_probe_us > 0 ? nlohmann::json(machine.host.op_probe_us) : nlohmann::json()},
       {"results", results},
@@ -350,6 +384,15 @@ void add_validate_command(CLI::App& app) {
                   "(tests/exec/test_fidelity.cpp) at ~6x less CPU, far below the "
                   "measurement's noise; tensor (no lines moved) agrees with line within 2% on "
                   "most cases of tests/exec/test_tensor_fidelity.cpp and runs in seconds")
+      ->capture_default_str();
+  cmd->add_option("--host-speed", opt->host_speed,
+                  "calibrated: predict with the machine file's op costs as calibrated | run: "
+                  "with every op's compute cost scaled by how much slower or faster the host ran "
+                  "its steps than when it was calibrated (the op speed probe's median during the "
+                  "run against host.op_probe_us; memory as calibrated). On a shared VM the speed "
+                  "of small ops moves by 1.5x within minutes: run separates the model's error "
+                  "from the host's. Analytic path only (no --profile)")
+      ->check(CLI::IsMember({"calibrated", "run"}))
       ->capture_default_str();
   cmd->add_option("--profile", opt->profile,
                   std::string(kProfileOptionHelp) +

@@ -2,6 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+
+#include "core/error.h"
+
 namespace fusim::compute {
 namespace {
 constexpr std::array<std::string_view, kOpClasses> kClassNames{
@@ -104,6 +108,23 @@ int unit_count(const JsonView& v, const char* what) {
 }
 
 }  // namespace
+
+ComputeConfig with_compute_time_scaled(ComputeConfig c, double ratio) {
+  FUSIM_ASSERT(ratio > 0, "compute time scaled by a non-positive ratio");
+  auto scale = [ratio](Tick t) { return Tick(std::llround(double(t) * ratio)); };
+  c.dispatch_overhead = scale(c.dispatch_overhead);
+  c.launch_latency = scale(c.launch_latency);
+  for (double& e : c.efficiency) e /= ratio;
+  for (auto& [name, f] : c.op_costs.families) {
+    f.fixed_ns *= ratio;
+    f.per_kernel_ns *= ratio;
+    f.per_channel_ns *= ratio;
+    f.per_ragged_plane_ns *= ratio;
+    f.per_mib_ns *= ratio;
+    f.efficiency /= ratio;
+  }
+  return c;
+}
 
 ComputeConfig parse_compute_config(const JsonView& v, UnitKind kind) {
   v.require_object();

@@ -65,6 +65,13 @@ struct ComputeConfig {
   double flops_per_second(OpClass op_class, workload::DType dtype, int units) const;
 };
 
+// The same machine with every compute time `ratio` times as long (ratio > 0): dispatch and
+// launch costs, the calibrated families' fixed, per-kernel, per-channel, per-plane and
+// switch costs, and every efficiency (class and family) divided by it; memory untouched.
+// For `validate --host-speed run`: a host measured to run small ops `ratio` times slower
+// than when it was calibrated (backend/speed_probe.h).
+ComputeConfig with_compute_time_scaled(ComputeConfig c, double ratio);
+
 // Strict reading of the "compute" section; `kind` comes from the machine's top level.
 ComputeConfig parse_compute_config(const JsonView& section, UnitKind kind);
 

@@ -121,3 +121,21 @@ TEST_CASE("a point whose compute could not be solved is left out of its family's
   // Fewer than two exact points: all are kept (a fit needs something).
   CHECK(backend::informative_points(pts, {false, true, false, false}).size() == 4);
 }
+
+TEST_CASE("calibrate: each probe's times normalized to the host's median speed around it") {
+  // Samples before probes 0..3 and after the last: 700, 700, 1000, 1000, 720. Median 720:
+  // probe 0 ran at (700 + 700) / 2 / 720, probe 1 between 700 and 1000 (850 / 720), probes 2
+  // at 1000 / 720 (the host 39% slower: its times are divided by 1.39), probe 3 at 860 / 720.
+  const auto f = backend::speed_factors({700, 700, 1000, 1000, 720}, 4);
+  REQUIRE(f.size() == 4);
+  CHECK(f[0] == Approx(700.0 / 720));
+  CHECK(f[1] == Approx(850.0 / 720));
+  CHECK(f[2] == Approx(1000.0 / 720));
+  CHECK(f[3] == Approx(860.0 / 720));
+  // An even count: the median is the mean of the middle two (700 and 800 -> 750).
+  const auto g = backend::speed_factors({600, 700, 800, 900}, 3);
+  CHECK(g[0] == Approx(650.0 / 750));
+  // Not sampled (or a count that does not match the probes): every factor 1.
+  CHECK(backend::speed_factors({}, 3) == std::vector<double>{1, 1, 1});
+  CHECK(backend::speed_factors({700, 800}, 3) == std::vector<double>{1, 1, 1});
+}

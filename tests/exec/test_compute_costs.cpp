@@ -515,6 +515,25 @@ TEST_CASE("a calibrated family and a profile's compute time reach the op, by han
   CHECK(exec::simulate(trace, s, machine(doc), no_warmup()).per_op[0].end == ns(113));
 }
 
+TEST_CASE("validate --host-speed run: every compute cost scaled, memory as it was, by hand") {
+  const auto trace = mlp();
+  const auto s = one_relu(200);
+  nlohmann::json doc = test::defaults::tiny_cpu().json();
+  doc["compute"]["op_costs"] = {{"relu.F", {{"fixed_ns", 1000}, {"efficiency", 0.5}}}};
+  auto m = exec::parse_machine(doc, "tiny.json");
+  // As above: 1000 ns fixed + 13 ns to the data + 200 FLOP at 1 FLOP/ns = 1213 ns.
+  CHECK(exec::simulate(trace, s, m, no_warmup()).per_op[0].end == ns(1213));
+  // A host 1.5x slower: 1500 fixed + 13 (memory unchanged) + 300 compute = 1813 ns.
+  m.compute = compute::with_compute_time_scaled(m.compute, 1.5);
+  CHECK(m.compute.op_costs.find("relu.F")->fixed_ns == Approx(1500));
+  CHECK(exec::simulate(trace, s, m, no_warmup()).per_op[0].end == ns(1813));
+  // Without a family the class path: tiny_cpu's 2 FLOP/ns at 0.8x the speed (ratio 1.25):
+  // 200 FLOP in 125 ns after the data at 13 ns.
+  auto plain = exec::parse_machine(test::defaults::tiny_cpu().json(), "tiny.json");
+  plain.compute = compute::with_compute_time_scaled(plain.compute, 1.25);
+  CHECK(exec::simulate(trace, s, plain, no_warmup()).per_op[0].end == ns(138));
+}
+
 TEST_CASE("a family the machine lacks takes its kind's default per-op cost") {
   const auto trace = mlp();
   const auto s = one_relu(200);

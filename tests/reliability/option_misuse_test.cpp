@@ -158,6 +158,20 @@ std::vector<Case> cases() {
            "validate --trace " + kTrace +
                " --machine xeon-8380-ddr4 --profile in-run --ordering backward-fused",
            {"--profile", "eager among --ordering"}},
+          {"validate --host-speed run with a profile",
+           "",
+           "validate --trace " + kTrace +
+               " --machine xeon-8380-ddr4 --host-speed run --profile in-run",
+           {"--host-speed run", "no --profile", "got in-run"}},
+          // A preset has no host.op_probe_us: nothing to scale against.
+          {"validate --host-speed run on a preset",
+           "",
+           "validate --trace " + kTrace + " --machine xeon-8380-ddr4 --host-speed run",
+           {"--host-speed run", "host.op_probe_us", "xeon-8380-ddr4"}},
+          {"validate --host-speed fast",
+           "",
+           "validate --trace " + kTrace + " --machine xeon-8380-ddr4 --host-speed fast",
+           {"--host-speed", "fast"}},
           {"validate --profile in-step over two executions",
            "",
            "validate --trace " + kTrace +
