@@ -49,41 +49,59 @@ std::string calibration_speed_note(const std::vector<double>& speed_samples) {
       d.min, d.max);
 }
 
-std::string speed_drift_note(const RunConditions& c, double calibrated_us, int calibrated_threads) {
-  const SampleSpread d = sample_spread(c.op_probe_us);
-  if (d.samples == 0 || calibrated_us <= 0) return {};
-  if (calibrated_threads != c.threads)
-    return fmt::format(
-        "op speed probe: {:.0f} us (median) on {} thread(s), not comparable with the machine "
-        "file's {:.0f} us on {} thread(s) (host.op_probe_us)",
-        d.median, c.threads, calibrated_us, calibrated_threads);
-  const double ratio = d.median / calibrated_us;
+namespace {
+// A probe's median during the run against its calibrated figure: nothing when either is
+// missing or they are within kDramMoved of each other, `not_comparable(median)` when the
+// thread counts differ, else `moved(median, ratio)`.
+template <class NotComparable, class Moved>
+std::string against_calibration(const std::vector<double>& samples, double calibrated, int threads,
+                                int calibrated_threads, NotComparable not_comparable, Moved moved) {
+  const SampleSpread d = sample_spread(samples);
+  if (d.samples == 0 || calibrated <= 0) return {};
+  if (calibrated_threads != threads) return not_comparable(d.median);
+  const double ratio = d.median / calibrated;
   if (std::abs(ratio - 1) < kDramMoved) return {};
-  return fmt::format(
-      "host speed during the steps: the op speed probe took {:.0f} us (median), {:.2f}x the "
-      "{:.0f} us of calibration (host.op_probe_us): the op costs describe the host as it was "
-      "then, so ops, the small ones most, will run about that much {} than predicted; this "
-      "error is the host's, not the model's: recalibrate on a steadier host, or compare with "
-      "--profile in-run",
-      d.median, ratio, calibrated_us, ratio > 1 ? "slower" : "faster");
+  return moved(d.median, ratio);
+}
+}  // namespace
+
+std::string speed_drift_note(const RunConditions& c, double calibrated_us, int calibrated_threads) {
+  return against_calibration(
+      c.op_probe_us, calibrated_us, c.threads, calibrated_threads,
+      [&](double median) {
+        return fmt::format(
+            "op speed probe: {:.0f} us (median) on {} thread(s), not comparable with the "
+            "machine file's {:.0f} us on {} thread(s) (host.op_probe_us)",
+            median, c.threads, calibrated_us, calibrated_threads);
+      },
+      [&](double median, double ratio) {
+        return fmt::format(
+            "host speed during the steps: the op speed probe took {:.0f} us (median), {:.2f}x "
+            "the {:.0f} us of calibration (host.op_probe_us): the op costs describe the host as "
+            "it was then, so ops, the small ones most, will run about that much {} than "
+            "predicted; this error is the host's, not the model's: recalibrate on a steadier "
+            "host, compare with --profile in-run, or predict with --host-speed run",
+            median, ratio, calibrated_us, ratio > 1 ? "slower" : "faster");
+      });
 }
 
 std::string dram_drift_note(const RunConditions& c, double calibrated_gbs, int calibrated_threads) {
-  const DramSpread d = dram_spread(c);
-  if (d.samples == 0 || calibrated_gbs <= 0) return {};
-  if (calibrated_threads != c.threads)
-    return fmt::format(
-        "DRAM probe: {:.1f} GB/s (median) on {} thread(s), not comparable with the machine "
-        "file's {:.1f} GB/s on {} thread(s) (host.dram_triad_gbs)",
-        d.median, c.threads, calibrated_gbs, calibrated_threads);
-  const double ratio = d.median / calibrated_gbs;
-  if (std::abs(ratio - 1) < kDramMoved) return {};
-  return fmt::format(
-      "DRAM bandwidth during the steps: median {:.1f} GB/s, {:.0f}% of the {:.1f} GB/s "
-      "calibrate measured (host.dram_triad_gbs): predictions are for the calibrated memory "
-      "system, so memory-bound ops will be about that much {} than predicted; recalibrate on a "
-      "quieter host, or compare with --profile in-run",
-      d.median, 100 * ratio, calibrated_gbs, ratio < 1 ? "slower" : "faster");
+  return against_calibration(
+      c.dram_triad_gbs, calibrated_gbs, c.threads, calibrated_threads,
+      [&](double median) {
+        return fmt::format(
+            "DRAM probe: {:.1f} GB/s (median) on {} thread(s), not comparable with the machine "
+            "file's {:.1f} GB/s on {} thread(s) (host.dram_triad_gbs)",
+            median, c.threads, calibrated_gbs, calibrated_threads);
+      },
+      [&](double median, double ratio) {
+        return fmt::format(
+            "DRAM bandwidth during the steps: median {:.1f} GB/s, {:.0f}% of the {:.1f} GB/s "
+            "calibrate measured (host.dram_triad_gbs): predictions are for the calibrated "
+            "memory system, so memory-bound ops will be about that much {} than predicted; "
+            "recalibrate on a quieter host, or compare with --profile in-run",
+            median, 100 * ratio, calibrated_gbs, ratio < 1 ? "slower" : "faster");
+      });
 }
 
 std::vector<std::string> describe_run(const RunReport& report, const RunOptions& o) {

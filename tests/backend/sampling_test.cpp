@@ -31,6 +31,12 @@ StepSample sample(Tick wall, Tick cpu, Tick waited = -1) {
 bool all_narrow(const std::vector<Tick>& base, const std::vector<Tick>& cand, double points) {
   return backend::bootstrap_speedup(base, cand).half_width_points() < points;
 }
+// Whether one of the notes contains `text`.
+bool has(const std::vector<std::string>& notes, const std::string& text) {
+  for (const auto& n : notes)
+    if (n.find(text) != std::string::npos) return true;
+  return false;
+}
 }  // namespace
 
 TEST_CASE(
@@ -245,11 +251,6 @@ TEST_CASE("run notes: the DRAM probe's spread and its drift from calibration") {
   backend::RunReport report;
   report.conditions = c;
   backend::RunOptions o;
-  auto has = [](const std::vector<std::string>& notes, const std::string& text) {
-    for (const auto& n : notes)
-      if (n.find(text) != std::string::npos) return true;
-    return false;
-  };
   CHECK(has(backend::describe_run(report, o),
             "the host's DRAM bandwidth moved during the run: the probe read 20.0 to 40.0 GB/s "
             "(median 32.0) over 4 rounds"));
@@ -293,11 +294,6 @@ TEST_CASE("run and validate: the op speed probe's spread and its distance from c
   backend::RunReport report;
   report.conditions = c;
   backend::RunOptions o;
-  auto has = [](const std::vector<std::string>& notes, const std::string& text) {
-    for (const auto& n : notes)
-      if (n.find(text) != std::string::npos) return true;
-    return false;
-  };
   CHECK(has(backend::describe_run(report, o),
             "the host's speed moved during the run: the op speed probe took 700 to 1100 us "
             "(median 880) over 4 rounds"));
