@@ -6,7 +6,7 @@ Usage: scripts/plot_validation.py -o validation.png RESULT.json [RESULT.json ...
 Left: step time, predicted vs measured (median, with the p25-p75 range as error bars), one
 colour per ordering, one marker per input file; the diagonal is a perfect prediction and
 the band is +-2 %. Right: speedup over eager, predicted vs measured, with the measured
-speedup's 95 % bootstrap interval; the band is +-2 points. The title gives the MAPE.
+speedup's 95 % interval (paired by round); the band is +-2 points. The title gives the MAPE.
 """
 import argparse
 import json
@@ -80,7 +80,7 @@ def main():
         ax_s.plot([lo, hi], [lo, hi], "k-", lw=0.8)
         ax_s.fill_between([lo, hi], [lo - 0.02, hi - 0.02], [lo + 0.02, hi + 0.02],
                           color="k", alpha=0.08)
-    ax_s.set_xlabel("measured speedup vs eager (bars: 95 % bootstrap CI)")
+    ax_s.set_xlabel("measured speedup vs eager (bars: 95 % CI)")
     ax_s.set_ylabel("predicted speedup vs eager")
     ax_s.set_title("speedup")
     mape = sum(errors) / len(errors)

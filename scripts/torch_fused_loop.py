@@ -19,8 +19,8 @@ with Python in the loop. Steps are timed with the wall clock, orderings interlea
 blocks (A B C A B C ...), each block after one unmeasured re-warm step, as `fusim run`.
 Per step it also records the main thread's CPU time (a busy machine shows as CPU < wall)
 and the process's minor page faults (fresh memory from the kernel), and per ordering the
-medians and a 95% percentile-bootstrap CI of the speedup over eager (fusim's statistics:
-backend/step_stats.cpp).
+medians and a 95% percentile-bootstrap CI of the speedup over eager (fusim's unpaired
+bootstrap_speedup, backend/step_stats.cpp; `fusim run` pairs steps by round instead).
 
 Factors that isolate effects (each a flag, so that runs differ in one thing):
   --eager-optimizers per-param  eager steps the per-parameter optimizers in a loop instead

@@ -43,6 +43,7 @@ std::vector<std::size_t> iteration_boundaries(const schedule::Schedule& s) {
 
 struct MeasuredStep {
   Tick time = 0;
+  int round = 0;  // the sampling round (one block of every ordering) it was measured in
   StepSample sample;
   std::vector<exec::OpTiming> ops;
 };
@@ -68,6 +69,13 @@ std::vector<Tick> kept_times(const OrderingRun& r, const std::vector<bool>& drop
   std::vector<Tick> t;
   for (std::size_t i = 0; i < r.steps.size(); ++i)
     if (!drop[i]) t.push_back(r.steps[i].time);
+  return t;
+}
+
+std::vector<int> kept_rounds(const OrderingRun& r, const std::vector<bool>& drop) {
+  std::vector<int> t;
+  for (std::size_t i = 0; i < r.steps.size(); ++i)
+    if (!drop[i]) t.push_back(r.steps[i].round);
   return t;
 }
 
@@ -159,8 +167,8 @@ RunReport execute_schedules(const workload::Trace& trace,
                    o.progress, "steps");
   // Runs `count` iterations of a schedule; measured ones are kept with their samples.
   // `repeat`: past the schedule's last steady iteration (the one before the final
-  // flush), run that one again.
-  auto run_iterations = [&](OrderingRun& r, int count, bool measured, bool repeat) {
+  // flush), run that one again. `round`: the sampling round of the measured ones.
+  auto run_iterations = [&](OrderingRun& r, int count, bool measured, bool repeat, int round = 0) {
     const int last = int(r.boundaries.size()) - 2;  // the final iteration's index
     for (int n = 0; n < count; ++n) {
       int it = r.next_iteration;
@@ -197,7 +205,7 @@ RunReport execute_schedules(const workload::Trace& trace,
       }
       if (!measured) continue;
       r.peak_memory = std::max(r.peak_memory, resident + memory.peak() - before);
-      MeasuredStep step{times.iteration, sample, {}};
+      MeasuredStep step{times.iteration, round, sample, {}};
       for (std::size_t i = r.boundaries[it]; i < r.boundaries[it + 1]; ++i) {
         const auto& span = times.ops[i - r.boundaries[it]];
         step.ops.push_back(exec::op_timing(r.schedule->ops[i], span.first, span.second));
@@ -223,10 +231,13 @@ RunReport execute_schedules(const workload::Trace& trace,
     for (std::size_t k = 0; k < runs.size(); ++k) {
       const int b = report.baselines[k];
       if (b < 0 || b == int(k)) continue;
-      const auto base =
-          kept_times(runs[std::size_t(b)], dropped_steps(runs[std::size_t(b)], o.min_cpu_ratio));
-      const auto cand = kept_times(runs[k], dropped_steps(runs[k], o.min_cpu_ratio));
-      if (bootstrap_speedup(base, cand).half_width_points() >= o.ci_points) return false;
+      const auto& base = runs[std::size_t(b)];
+      const auto drop_base = dropped_steps(base, o.min_cpu_ratio);
+      const auto drop_cand = dropped_steps(runs[k], o.min_cpu_ratio);
+      if (paired_speedup(kept_times(base, drop_base), kept_rounds(base, drop_base),
+                         kept_times(runs[k], drop_cand), kept_rounds(runs[k], drop_cand))
+              .half_width_points() >= o.ci_points)
+        return false;
     }
     return true;
   };
@@ -244,7 +255,7 @@ RunReport execute_schedules(const workload::Trace& trace,
     probe_dram();
     for (auto& r : runs) {
       run_iterations(r, 1, false, false);  // re-warm: the other orderings ran in between
-      run_iterations(r, measured, true, false);
+      run_iterations(r, measured, true, false, b);
     }
   }
   planned.finish();
@@ -256,12 +267,14 @@ RunReport execute_schedules(const workload::Trace& trace,
                                   "points, or --max-time {} s",
                                   o.ci_points, o.max_time_s),
                       100, extends ? std::size_t(100 * share()) : 0, o.progress && extends, "%");
+    int round = blocks;
     extra_rounds = extend_sampling(converged, elapsed, o.max_time_s, [&] {
       probe_dram();
       for (auto& r : runs) {
         run_iterations(r, 1, false, true);
-        run_iterations(r, o.block, true, true);
+        run_iterations(r, o.block, true, true, round);
       }
+      ++round;
       sampling.set_fraction(share());
     });
   }
@@ -299,6 +312,7 @@ RunReport execute_schedules(const workload::Trace& trace,
     q.waited_share = median_of(waits);
     q.minor_faults = median_of(faults);
     exec::set_step_times(res, kept_times(run, q.dropped));
+    res.step_rounds = kept_rounds(run, q.dropped);
     res.peak_memory_bytes = run.peak_memory;
     report.results.push_back(std::move(res));
     report.quality.push_back(std::move(q));
@@ -306,9 +320,14 @@ RunReport execute_schedules(const workload::Trace& trace,
   if (std::any_of(report.baselines.begin(), report.baselines.end(), [](int b) { return b >= 0; }))
     for (std::size_t k = 0; k < report.results.size(); ++k) {
       const int b = report.baselines[k];
-      report.speedups.push_back(b < 0 ? SpeedupInterval{}
-                                      : bootstrap_speedup(report.results[std::size_t(b)].step_times,
-                                                          report.results[k].step_times));
+      if (b < 0) {
+        report.speedups.emplace_back();
+        continue;
+      }
+      const auto& base = report.results[std::size_t(b)];
+      const auto& cand = report.results[k];
+      report.speedups.push_back(
+          paired_speedup(base.step_times, base.step_rounds, cand.step_times, cand.step_rounds));
     }
   report.notes = describe_run(report, o);
   return report;

@@ -188,7 +188,7 @@ std::vector<std::string> describe_run(const RunReport& report, const RunOptions&
       if (ra.execution != rb.execution || ra.ordering == "eager" || rb.ordering == "eager")
         continue;
       if (ra.step_times.size() < 2 || rb.step_times.size() < 2) continue;
-      const auto s = bootstrap_speedup(rb.step_times, ra.step_times);
+      const auto s = paired_speedup(rb.step_times, rb.step_rounds, ra.step_times, ra.step_rounds);
       notes.push_back(fmt::format("{} vs {}: {:.3f}x, 95% CI [{:.3f}, {:.3f}]: {}",
                                   label(ra, several), label(rb, several), s.speedup, s.low, s.high,
                                   s.outside_noise()

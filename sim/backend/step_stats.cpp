@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <random>
+
+#include <boost/math/distributions/students_t.hpp>
 
 #include "core/error.h"
 #include "exec/run_result.h"
@@ -63,6 +66,38 @@ SpeedupInterval bootstrap_speedup(const std::vector<Tick>& baseline,
   }
   out.low = exec::quantile(ratios, (1 - confidence) / 2);
   out.high = exec::quantile(ratios, (1 + confidence) / 2);
+  return out;
+}
+
+SpeedupInterval paired_speedup(const std::vector<Tick>& baseline,
+                               const std::vector<int>& baseline_rounds,
+                               const std::vector<Tick>& candidate,
+                               const std::vector<int>& candidate_rounds, double confidence) {
+  if (baseline_rounds.size() != baseline.size() || candidate_rounds.size() != candidate.size())
+    return bootstrap_speedup(baseline, candidate, confidence);
+  std::map<int, std::pair<std::vector<double>, std::vector<double>>> rounds;
+  for (std::size_t i = 0; i < baseline.size(); ++i)
+    rounds[baseline_rounds[i]].first.push_back(double(baseline[i]));
+  for (std::size_t i = 0; i < candidate.size(); ++i)
+    rounds[candidate_rounds[i]].second.push_back(double(candidate[i]));
+  std::vector<double> logs;  // per shared round: log(median baseline / median candidate)
+  for (const auto& [round, steps] : rounds) {
+    if (steps.first.empty() || steps.second.empty()) continue;
+    logs.push_back(std::log(exec::quantile(steps.first, 0.5) / exec::quantile(steps.second, 0.5)));
+  }
+  if (logs.size() < 2) return bootstrap_speedup(baseline, candidate, confidence);
+  const double n = double(logs.size());
+  double mean = 0, ss = 0;
+  for (double x : logs) mean += x / n;
+  for (double x : logs) ss += (x - mean) * (x - mean);
+  const double sd = std::sqrt(ss / (n - 1));
+  const boost::math::students_t t(n - 1);
+  const double half =
+      boost::math::quantile(boost::math::complement(t, (1 - confidence) / 2)) * sd / std::sqrt(n);
+  SpeedupInterval out;
+  out.speedup = std::exp(mean);
+  out.low = std::exp(mean - half);
+  out.high = std::exp(mean + half);
   return out;
 }
 

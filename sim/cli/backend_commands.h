@@ -21,8 +21,9 @@ inline constexpr const char* kRunDescription =
     "speedup's 95% CI is within +-(--ci-points) or --max-time is spent; steps disturbed\n"
     "by other processes are dropped and counted. Reported: the median step time,\n"
     "quartiles, the speedup over the eager schedule of the same execution with its 95%\n"
-    "bootstrap interval, and notes saying what is inside the noise. Progress goes to\n"
-    "stderr.\n"
+    "interval, both paired by round (the geometric mean of the rounds' ratios of\n"
+    "medians, Student's t over the rounds: the host's drift between rounds cancels),\n"
+    "and notes saying what is inside the noise. Progress goes to stderr.\n"
     "Example:\n"
     "  fusim run --trace resnet18 --ordering all --optimizer adam --measured-steps 20";
 
@@ -30,8 +31,9 @@ inline constexpr const char* kValidateDescription =
     "Predict (simulate on --machine) and measure (run on this host with libtorch) the\n"
     "same orderings of a trace, side by side: predicted ms, measured median ms and\n"
     "quartiles, error %, predicted and measured speedup vs eager (with the measured\n"
-    "speedup's 95% bootstrap interval), and the MAPE over orderings, per execution\n"
-    "(--execution). Sampling, pinning and dropped steps as in `fusim run`. Use a\n"
+    "speedup's 95% interval, paired by round as in `fusim run`), and the MAPE over\n"
+    "orderings, per execution (--execution). Sampling, pinning and dropped steps as in\n"
+    "`fusim run`. Use a\n"
     "machine measured by `fusim calibrate` for this host. Before each round of blocks an\n"
     "op speed probe times a fixed mini-step of small ops; --host-speed run predicts for\n"
     "the host at the speed it ran them, against the speed calibrate recorded.\n"

@@ -1,7 +1,7 @@
 // fusim run: executes the schedules' op lists on real hardware with libtorch (CPU here,
 // CUDA against a CUDA libtorch), orderings interleaved in blocks, and reports each like
-// `fusim simulate` does, plus each ordering's speedup over eager with a 95% bootstrap
-// confidence interval and whether it is outside the noise.
+// `fusim simulate` does, plus each ordering's speedup over eager with a 95% confidence
+// interval, paired by sampling round (backend/step_stats.h), and whether it is outside the noise.
 // Built only with libtorch (FUSIM_WITH_TORCH), into fusim-backend (sim/cli/backend_main.cpp).
 #ifdef FUSIM_WITH_TORCH
 #include <fmt/format.h>

@@ -48,8 +48,11 @@ struct RunResult {
   std::string ordering, optimizer, impl;
   std::string execution;  // "layers" | "graph" (schedule::Execution): run, or modelled
   int steps_measured = 0;
-  Tick step_time = 0;                         // median of the measured (steady-state) steps
-  std::vector<Tick> step_times;               // each measured step
+  Tick step_time = 0;            // median of the measured (steady-state) steps
+  std::vector<Tick> step_times;  // each measured step
+  // Measured runs: the sampling round of each of step_times (run's rounds: one block of
+  // every ordering, so steps of one round met the same host speed); empty when simulated.
+  std::vector<int> step_rounds;
   Tick step_time_p25 = 0, step_time_p75 = 0;  // spread of the measured steps
   std::int64_t dram_bytes = kUnknown;         // per steady-state step
   double llc_hit_rate = kUnknownRate;         // the last level's; kUnknownRate: no data

@@ -24,6 +24,7 @@ nlohmann::json to_json(const RunResult& r, bool with_per_op) {
   j["step_time_p75_ms"] = to_ms(r.step_time_p75);
   auto& steps = j["step_times_ms"] = nlohmann::json::array();
   for (Tick t : r.step_times) steps.push_back(to_ms(t));
+  if (!r.step_rounds.empty()) j["step_rounds"] = r.step_rounds;
   j["dram_bytes"] = known(r.dram_bytes);
   j["llc_hit_rate"] = known_rate(r.llc_hit_rate);
   auto& levels = j["hit_rates"] = nlohmann::json::object();  // level name -> rate

@@ -2,6 +2,8 @@
 // Times themselves are never asserted (they depend on the machine).
 #include <catch2/catch.hpp>
 
+#include <cmath>
+
 #include "backend/executor.h"
 #include "backend/run_plan.h"
 #include "backend/step_stats.h"
@@ -30,6 +32,57 @@ TEST_CASE("Overlapping step times give an interval around 1: within the noise") 
   auto again = backend::bootstrap_speedup(a, b);
   CHECK(again.low == s.low);
   CHECK(again.high == s.high);
+}
+
+TEST_CASE("Rounds: drift the orderings share leaves the speedup and its interval") {
+  // Three rounds at host speeds 100, 150 and 200 (ms-like units); in each, the candidate's
+  // steps are the baseline's over 1.25. Every round's ratio is 1.25: so are the speedup and
+  // both bounds. Unpaired, the rounds' drift (100 vs 200) is resampled too and the
+  // interval is wide.
+  const std::vector<Tick> base{100, 100, 150, 150, 200, 200}, cand{80, 80, 120, 120, 160, 160};
+  const std::vector<int> rounds{0, 0, 1, 1, 2, 2};
+  const auto paired = backend::paired_speedup(base, rounds, cand, rounds);
+  CHECK(paired.speedup == Approx(1.25));
+  CHECK(paired.low == Approx(1.25));
+  CHECK(paired.high == Approx(1.25));
+  const auto unpaired = backend::bootstrap_speedup(base, cand);
+  CHECK(unpaired.speedup == Approx(1.25));
+  CHECK(unpaired.low < 1.0);  // a resample of the slow rounds against the fast ones
+  CHECK(unpaired.high > 1.5);
+}
+
+TEST_CASE("Rounds: the geometric mean of the rounds' ratios, Student's t over the rounds") {
+  // Round ratios of medians e^0.1, e^0 and e^0.2 (each round's own medians: 110517 of
+  // {110000, 111034} over 100000, ...): log mean 0.1, sd 0.1, 3 rounds, t(0.975, 2) =
+  // 4.3027, half width 4.3027 x 0.1 / sqrt(3) = 0.24842 in logs.
+  const std::vector<Tick> base{110000, 111034, 50000, 50000, 122140, 122140};
+  const std::vector<Tick> cand{100000, 100000, 50000, 50000, 100000, 100000};
+  const std::vector<int> rounds{3, 3, 5, 5, 8, 8};
+  const auto s = backend::paired_speedup(base, rounds, cand, rounds);
+  CHECK(s.speedup == Approx(std::exp(0.1)).epsilon(1e-4));
+  CHECK(s.low == Approx(std::exp(0.1 - 0.24842)).epsilon(1e-4));
+  CHECK(s.high == Approx(std::exp(0.1 + 0.24842)).epsilon(1e-4));
+  CHECK_FALSE(s.outside_noise());
+  // A round without steps of one ordering (all dropped as disturbed) is left out: the same.
+  auto base2 = base, cand2 = cand;
+  auto rb = rounds, rc = rounds;
+  base2.push_back(1), rb.push_back(9);
+  const auto again = backend::paired_speedup(base2, rb, cand2, rc);
+  CHECK(again.low == s.low);
+  CHECK(again.high == s.high);
+}
+
+TEST_CASE("Rounds: without two shared rounds, the unpaired bootstrap") {
+  const std::vector<Tick> a{100, 110, 90, 105, 95, 100}, b{101, 109, 91, 104, 96, 99};
+  const auto unpaired = backend::bootstrap_speedup(a, b);
+  // No rounds, rounds of the wrong length, and a single shared round.
+  for (const auto& [ra, rb] : std::vector<std::pair<std::vector<int>, std::vector<int>>>{
+           {{}, {}}, {{0, 0, 1}, {0, 0, 1, 1, 2, 2}}, {{0, 0, 1, 2, 3, 4}, {0, 5, 6, 7, 8, 9}}}) {
+    const auto s = backend::paired_speedup(a, ra, b, rb);
+    CHECK(s.speedup == unpaired.speedup);
+    CHECK(s.low == unpaired.low);
+    CHECK(s.high == unpaired.high);
+  }
 }
 
 TEST_CASE("option --device cuda on this libtorch fails with a one-line reason") {
@@ -71,6 +124,7 @@ TEST_CASE("Blocks: warm-up, one re-warm per block, measured steps, per-op timing
     CHECK(r.impl == "foreach");
     CHECK(r.steps_measured == 5);
     CHECK(r.step_times.size() == 5);
+    CHECK(r.step_rounds == std::vector<int>{0, 0, 1, 1, 2});  // the blocks' rounds
     // The one summary (exec/run_result.h), as the simulator's results use it.
     const auto summary = exec::summarize_steps(r.step_times);
     CHECK(r.step_time == summary.median);
