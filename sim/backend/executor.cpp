@@ -89,6 +89,12 @@ int schedule_steps_for(const RunOptions& o) {
   return o.warmup + blocks + o.steps + 1;
 }
 
+std::vector<std::size_t> round_order(int round, std::size_t count) {
+  std::vector<std::size_t> order(count);
+  for (std::size_t i = 0; i < count; ++i) order[i] = (std::size_t(round) + i) % count;
+  return order;
+}
+
 void check_device(const std::string& device) {
   if (device == "cpu") return;
   if (device != "cuda")
@@ -253,9 +259,9 @@ RunReport execute_schedules(const workload::Trace& trace,
   for (int b = 0; b < blocks; ++b) {
     const int measured = std::min(o.block, o.steps - b * o.block);
     probe_dram();
-    for (auto& r : runs) {
-      run_iterations(r, 1, false, false);  // re-warm: the other orderings ran in between
-      run_iterations(r, measured, true, false, b);
+    for (const std::size_t k : round_order(b, runs.size())) {
+      run_iterations(runs[k], 1, false, false);  // re-warm: the other orderings ran in between
+      run_iterations(runs[k], measured, true, false, b);
     }
   }
   planned.finish();
@@ -270,9 +276,9 @@ RunReport execute_schedules(const workload::Trace& trace,
     int round = blocks;
     extra_rounds = extend_sampling(converged, elapsed, o.max_time_s, [&] {
       probe_dram();
-      for (auto& r : runs) {
-        run_iterations(r, 1, false, true);
-        run_iterations(r, o.block, true, true, round);
+      for (const std::size_t k : round_order(round, runs.size())) {
+        run_iterations(runs[k], 1, false, true);
+        run_iterations(runs[k], o.block, true, true, round);
       }
       ++round;
       sampling.set_fraction(share());

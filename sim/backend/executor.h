@@ -1,7 +1,7 @@
 #pragma once
 // The real executor: runs the op lists of several schedules (orderings) of one trace on
-// libtorch, interleaved in blocks (A B C A B C ...) so that drift of a noisy machine hits
-// every ordering alike, and reports each as a RunResult like the simulator's.
+// libtorch, interleaved in blocks (A B C, B C A, C A B, ...: round_order) so that drift of a
+// noisy machine hits every ordering alike, and reports each as a RunResult like the simulator's.
 // This header has no torch types: the CLI includes it without compiling libtorch headers.
 #include <cstdint>
 #include <functional>
@@ -57,6 +57,16 @@ struct RunOptions {
 // filled by the other orderings) plus the block's measured steps, plus one last unmeasured
 // step (forward-fused ends with a flush of the last updates).
 int schedule_steps_for(const RunOptions& options);
+
+// The order the `count` schedules run in within sampling round `round` (each round is a probe
+// of the host, then one block of every schedule): rotated by one each round, round r starting
+// with schedule r mod count. In a fixed order the first schedule after the probes always ran in
+// the state they left (2-core EPYC VM, squeezenet1_1 SGD, 90 s each: forward-fused measured
+// 1.010x eager when eager ran first in every round, 0.999x when forward-fused did; its Bx and
+// Bw ran 85 us faster behind eager, 16-25 us with the order reversed). Rotated, every schedule
+// takes every place equally often over `count` rounds, and the speedups paired by round
+// (step_stats.h) carry the place's effect as spread instead of bias.
+std::vector<std::size_t> round_order(int round, std::size_t count);
 
 // Throws InputError with one line saying why when `device` cannot run here ("cuda" on a
 // libtorch built without CUDA, or with no CUDA device; unknown names).
@@ -140,8 +150,8 @@ struct RunReport {
   std::vector<std::string> notes;  // plain sentences: what is inside the noise, a busy host
 };
 
-// Runs the schedules interleaved in blocks (each on the execution it names: layers or
-// graph), extends sampling as RunOptions says, drops disturbed steps.
+// Runs the schedules interleaved in blocks in round_order (each on the execution it names:
+// layers or graph), extends sampling as RunOptions says, drops disturbed steps.
 RunReport run_schedules(const workload::Trace& trace,
                         const std::vector<schedule::Schedule>& schedules,
                         const OptimizerConfig& optimizer, const RunOptions& options);

@@ -139,6 +139,35 @@ TEST_CASE("Blocks: warm-up, one re-warm per block, measured steps, per-op timing
   // Measured steps are iterations 2-3, 5-6, 8 (after warm-up and each re-warm).
   CHECK(report.results[0].per_op.front().step == 2);
   CHECK(report.results[0].per_op.back().step == 8);
+  // The rounds run in rotated order: eager, backward-fused, forward-fused in round 0;
+  // backward-fused, forward-fused, eager in round 1; forward-fused, eager, backward-fused in
+  // round 2. A round's first measured step (0, 2, 4) starts with its first op.
+  auto round_start = [&](int ordering, int first_step) {
+    return report.results[std::size_t(ordering)].per_op.at(std::size_t(first_step) * 10).start;
+  };
+  CHECK(round_start(0, 0) < round_start(1, 0));
+  CHECK(round_start(1, 0) < round_start(2, 0));
+  CHECK(round_start(1, 2) < round_start(2, 2));
+  CHECK(round_start(2, 2) < round_start(0, 2));
+  CHECK(round_start(2, 4) < round_start(0, 4));
+  CHECK(round_start(0, 4) < round_start(1, 4));
+  // Each round starts after the whole of the round before.
+  CHECK(round_start(2, 0) < round_start(1, 2));
+  CHECK(round_start(0, 2) < round_start(2, 4));
+}
+
+TEST_CASE("Rounds rotate the order of the schedules") {
+  CHECK(backend::round_order(0, 3) == std::vector<std::size_t>{0, 1, 2});
+  CHECK(backend::round_order(1, 3) == std::vector<std::size_t>{1, 2, 0});
+  CHECK(backend::round_order(5, 3) == std::vector<std::size_t>{2, 0, 1});
+  CHECK(backend::round_order(3, 2) == std::vector<std::size_t>{1, 0});
+  CHECK(backend::round_order(7, 1) == std::vector<std::size_t>{0});
+  // Over `count` rounds every schedule takes every place once.
+  for (std::size_t place = 0; place < 4; ++place) {
+    std::vector<int> seen(4, 0);
+    for (int round = 0; round < 4; ++round) ++seen[backend::round_order(round, 4)[place]];
+    CHECK(seen == std::vector<int>{1, 1, 1, 1});
+  }
 }
 
 TEST_CASE("A mixed ordering from its file runs interleaved with eager, LAMB fused") {
