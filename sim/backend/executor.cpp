@@ -90,8 +90,16 @@ int schedule_steps_for(const RunOptions& o) {
 }
 
 std::vector<std::size_t> round_order(int round, std::size_t count) {
+  if (count == 0) return {};
+  const std::size_t rows = count % 2 == 0 ? count : 2 * count;
+  const std::size_t row = std::size_t(round) % rows;
   std::vector<std::size_t> order(count);
-  for (std::size_t i = 0; i < count; ++i) order[i] = (std::size_t(round) + i) % count;
+  for (std::size_t i = 0; i < count; ++i) {
+    // Row 0: 0, 1, count-1, 2, count-2, ...
+    const std::size_t first = i % 2 == 1 ? (i + 1) / 2 : (count - i / 2) % count;
+    order[i] = (first + row) % count;
+  }
+  if (row >= count) std::reverse(order.begin(), order.end());
   return order;
 }
 

@@ -1,6 +1,6 @@
 #pragma once
 // The real executor: runs the op lists of several schedules (orderings) of one trace on
-// libtorch, interleaved in blocks (A B C, B C A, C A B, ...: round_order) so that drift of a
+// libtorch, interleaved in blocks (A B C, B C A, C A B, C B A, ...: round_order) so that drift of a
 // noisy machine hits every ordering alike, and reports each as a RunResult like the simulator's.
 // This header has no torch types: the CLI includes it without compiling libtorch headers.
 #include <cstdint>
@@ -59,13 +59,20 @@ struct RunOptions {
 int schedule_steps_for(const RunOptions& options);
 
 // The order the `count` schedules run in within sampling round `round` (each round is a probe
-// of the host, then one block of every schedule): rotated by one each round, round r starting
-// with schedule r mod count. In a fixed order the first schedule after the probes always ran in
-// the state they left (2-core EPYC VM, squeezenet1_1 SGD, 90 s each: forward-fused measured
-// 1.010x eager when eager ran first in every round, 0.999x when forward-fused did; its Bx and
-// Bw ran 85 us faster behind eager, 16-25 us with the order reversed). Rotated, every schedule
-// takes every place equally often over `count` rounds, and the speedups paired by round
-// (step_stats.h) carry the place's effect as spread instead of bias.
+// of the host, then one block of every schedule): the rows of a Williams design, one per round,
+// in turn (Williams, "Experimental designs balanced for the estimation of residual effects of
+// treatments", Aust. J. Sci. Res. A 2, 1949): over `count` rounds (2 x `count` when it is odd)
+// every schedule takes every place equally often and follows every other schedule equally
+// often. Row 0 is 0, 1, count-1, 2, count-2, ...; row i adds i (mod count); an odd count
+// adds the rows reversed. Two schedules alternate A B, B A; three run A B C, B C A, C A B,
+// C B A, A C B, B A C.
+// Why: in a fixed order the first schedule after the probes always ran in the state they left
+// (2-core EPYC VM, squeezenet1_1 SGD, eager against forward-fused: with eager first in every
+// round forward-fused measured 1.010x, with forward-fused first 0.999x; rotated, the rounds
+// with eager first gave 1.0195 and the others 0.990, +-1.4 points each). Without the probes
+// the schedule that follows its own block ran faster (0.997 against 1.011): what ran before
+// matters too. Balanced, the speedups paired by round (step_stats.h) carry both effects as
+// spread instead of bias.
 std::vector<std::size_t> round_order(int round, std::size_t count);
 
 // Throws InputError with one line saying why when `device` cannot run here ("cuda" on a

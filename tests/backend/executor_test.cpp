@@ -156,17 +156,38 @@ TEST_CASE("Blocks: warm-up, one re-warm per block, measured steps, per-op timing
   CHECK(round_start(0, 2) < round_start(2, 4));
 }
 
-TEST_CASE("Rounds rotate the order of the schedules") {
-  CHECK(backend::round_order(0, 3) == std::vector<std::size_t>{0, 1, 2});
-  CHECK(backend::round_order(1, 3) == std::vector<std::size_t>{1, 2, 0});
-  CHECK(backend::round_order(5, 3) == std::vector<std::size_t>{2, 0, 1});
-  CHECK(backend::round_order(3, 2) == std::vector<std::size_t>{1, 0});
-  CHECK(backend::round_order(7, 1) == std::vector<std::size_t>{0});
-  // Over `count` rounds every schedule takes every place once.
-  for (std::size_t place = 0; place < 4; ++place) {
-    std::vector<int> seen(4, 0);
-    for (int round = 0; round < 4; ++round) ++seen[backend::round_order(round, 4)[place]];
-    CHECK(seen == std::vector<int>{1, 1, 1, 1});
+TEST_CASE("Rounds run the schedules in the rows of a Williams design") {
+  using Order = std::vector<std::size_t>;
+  CHECK(backend::round_order(0, 2) == Order{0, 1});
+  CHECK(backend::round_order(3, 2) == Order{1, 0});
+  CHECK(backend::round_order(0, 3) == Order{0, 1, 2});
+  CHECK(backend::round_order(1, 3) == Order{1, 2, 0});
+  CHECK(backend::round_order(2, 3) == Order{2, 0, 1});
+  CHECK(backend::round_order(3, 3) == Order{2, 1, 0});
+  CHECK(backend::round_order(4, 3) == Order{0, 2, 1});
+  CHECK(backend::round_order(11, 3) == Order{1, 0, 2});
+  CHECK(backend::round_order(0, 4) == Order{0, 1, 3, 2});
+  CHECK(backend::round_order(7, 1) == Order{0});
+  // Over one cycle (count rounds, 2 x count when odd) every schedule takes every place
+  // equally often and follows every other schedule equally often.
+  for (std::size_t count = 2; count <= 6; ++count) {
+    const std::size_t rows = count % 2 == 0 ? count : 2 * count;
+    const int per_place = int(rows / count), per_pair = int(rows / count);
+    std::vector<std::vector<int>> place(count, std::vector<int>(count, 0));
+    std::vector<std::vector<int>> follows(count, std::vector<int>(count, 0));
+    for (std::size_t r = 0; r < rows; ++r) {
+      const Order order = backend::round_order(int(r), count);
+      REQUIRE(order.size() == count);
+      for (std::size_t at = 0; at < count; ++at) {
+        ++place[order[at]][at];
+        if (at > 0) ++follows[order[at - 1]][order[at]];
+      }
+    }
+    for (std::size_t a = 0; a < count; ++a)
+      for (std::size_t b = 0; b < count; ++b) {
+        CHECK(place[a][b] == per_place);
+        CHECK(follows[a][b] == (a == b ? 0 : per_pair));
+      }
   }
 }
 
