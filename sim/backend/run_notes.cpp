@@ -179,6 +179,23 @@ std::vector<std::string> describe_run(const RunReport& report, const RunOptions&
                       name, s.speedup, s.low, s.high));
     if (s.half_width_points() >= o.ci_points)
       wide.push_back(fmt::format("{} +-{:.1f}", name, s.half_width_points()));
+    const auto& base = report.results[std::size_t(b)];
+    const std::size_t n = report.results.size();
+    const auto first = [&](int round) {
+      const auto order = round_order(round, n);
+      return std::find(order.begin(), order.end(), std::size_t(b)) <
+             std::find(order.begin(), order.end(), k);
+    };
+    const OrderEffect e =
+        order_effect(base.step_times, base.step_rounds, r.step_times, r.step_rounds, first);
+    if (e.differs)
+      notes.push_back(fmt::format(
+          "{}: the order within a round moved its speedup: {:.3f} in the {} rounds where {} ran "
+          "first, {:.3f} in the {} where it ran after (95% apart): the host carries one "
+          "ordering's state into the next; the rounds balance the orders, so the speedup above "
+          "is the mean of both",
+          name, e.first_speedup, e.first_rounds, label(base, several), e.after_speedup,
+          e.after_rounds));
   }
   // The fused orderings against each other, within one execution.
   for (std::size_t a = 0; a < report.results.size(); ++a)

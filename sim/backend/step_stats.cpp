@@ -69,35 +69,89 @@ SpeedupInterval bootstrap_speedup(const std::vector<Tick>& baseline,
   return out;
 }
 
-SpeedupInterval paired_speedup(const std::vector<Tick>& baseline,
-                               const std::vector<int>& baseline_rounds,
-                               const std::vector<Tick>& candidate,
-                               const std::vector<int>& candidate_rounds, double confidence) {
+namespace {
+// Per round both orderings have steps in: log(median baseline / median candidate), by
+// round. Empty when the rounds do not match the steps.
+std::map<int, double> round_log_ratios(const std::vector<Tick>& baseline,
+                                       const std::vector<int>& baseline_rounds,
+                                       const std::vector<Tick>& candidate,
+                                       const std::vector<int>& candidate_rounds) {
+  std::map<int, double> out;
   if (baseline_rounds.size() != baseline.size() || candidate_rounds.size() != candidate.size())
-    return bootstrap_speedup(baseline, candidate, confidence);
+    return out;
   std::map<int, std::pair<std::vector<double>, std::vector<double>>> rounds;
   for (std::size_t i = 0; i < baseline.size(); ++i)
     rounds[baseline_rounds[i]].first.push_back(double(baseline[i]));
   for (std::size_t i = 0; i < candidate.size(); ++i)
     rounds[candidate_rounds[i]].second.push_back(double(candidate[i]));
-  std::vector<double> logs;  // per shared round: log(median baseline / median candidate)
   for (const auto& [round, steps] : rounds) {
     if (steps.first.empty() || steps.second.empty()) continue;
-    logs.push_back(std::log(exec::quantile(steps.first, 0.5) / exec::quantile(steps.second, 0.5)));
+    out[round] = std::log(exec::quantile(steps.first, 0.5) / exec::quantile(steps.second, 0.5));
   }
+  return out;
+}
+
+struct MeanSpread {
+  double n = 0, mean = 0, var = 0;  // var: the sample variance (n - 1)
+};
+MeanSpread mean_spread(const std::vector<double>& x) {
+  MeanSpread m;
+  m.n = double(x.size());
+  for (double v : x) m.mean += v / m.n;
+  for (double v : x) m.var += (v - m.mean) * (v - m.mean) / (m.n - 1);
+  return m;
+}
+
+double t_quantile(double df, double confidence) {
+  const boost::math::students_t t(df);
+  return boost::math::quantile(boost::math::complement(t, (1 - confidence) / 2));
+}
+}  // namespace
+
+SpeedupInterval paired_speedup(const std::vector<Tick>& baseline,
+                               const std::vector<int>& baseline_rounds,
+                               const std::vector<Tick>& candidate,
+                               const std::vector<int>& candidate_rounds, double confidence) {
+  std::vector<double> logs;
+  for (const auto& [round, lr] :
+       round_log_ratios(baseline, baseline_rounds, candidate, candidate_rounds))
+    logs.push_back(lr);
   if (logs.size() < 2) return bootstrap_speedup(baseline, candidate, confidence);
-  const double n = double(logs.size());
-  double mean = 0, ss = 0;
-  for (double x : logs) mean += x / n;
-  for (double x : logs) ss += (x - mean) * (x - mean);
-  const double sd = std::sqrt(ss / (n - 1));
-  const boost::math::students_t t(n - 1);
-  const double half =
-      boost::math::quantile(boost::math::complement(t, (1 - confidence) / 2)) * sd / std::sqrt(n);
+  const MeanSpread m = mean_spread(logs);
+  const double half = t_quantile(m.n - 1, confidence) * std::sqrt(m.var / m.n);
   SpeedupInterval out;
-  out.speedup = std::exp(mean);
-  out.low = std::exp(mean - half);
-  out.high = std::exp(mean + half);
+  out.speedup = std::exp(m.mean);
+  out.low = std::exp(m.mean - half);
+  out.high = std::exp(m.mean + half);
+  return out;
+}
+
+OrderEffect order_effect(const std::vector<Tick>& baseline, const std::vector<int>& baseline_rounds,
+                         const std::vector<Tick>& candidate,
+                         const std::vector<int>& candidate_rounds,
+                         const std::function<bool(int)>& baseline_first, double confidence) {
+  std::vector<double> first, after;
+  for (const auto& [round, lr] :
+       round_log_ratios(baseline, baseline_rounds, candidate, candidate_rounds))
+    (baseline_first(round) ? first : after).push_back(lr);
+  OrderEffect out;
+  out.first_rounds = int(first.size());
+  out.after_rounds = int(after.size());
+  if (first.size() < 2 || after.size() < 2) return out;
+  const MeanSpread a = mean_spread(first), b = mean_spread(after);
+  out.first_speedup = std::exp(a.mean);
+  out.after_speedup = std::exp(b.mean);
+  // Welch's t over the two groups of rounds (Welch, Biometrika 34, 1947): their spreads
+  // need not be equal.
+  const double va = a.var / a.n, vb = b.var / b.n;
+  const double se = std::sqrt(va + vb);
+  if (se <= 0) {
+    out.differs = a.mean != b.mean;
+    return out;
+  }
+  const double df = (va + vb) * (va + vb) / (va * va / (a.n - 1) + vb * vb / (b.n - 1));
+  const double half = t_quantile(df, confidence) * se;
+  out.differs = std::abs(a.mean - b.mean) > half;
   return out;
 }
 

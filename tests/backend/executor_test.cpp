@@ -85,6 +85,35 @@ TEST_CASE("Rounds: without two shared rounds, the unpaired bootstrap") {
   }
 }
 
+TEST_CASE("Rounds: the order within a round, Welch's t on the two groups of rounds") {
+  // The candidate takes 100000 in every round; the baseline 1.20, 1.25, 1.30 of it in the
+  // rounds where it ran first (0, 2, 4) and 0.95, 1.00, 1.05 in the others (1, 3, 5).
+  // By hand: log means 0.22261 and -0.00083, variances 0.001602 and 0.002505, standard
+  // error 0.0370, Welch's df 3.8, t(0.975) 2.82, half width 0.104 < 0.223: they differ.
+  const std::vector<Tick> cand(6, 100000);
+  const std::vector<int> rounds{0, 1, 2, 3, 4, 5};
+  const auto even = [](int round) { return round % 2 == 0; };
+  const std::vector<Tick> base{120000, 95000, 125000, 100000, 130000, 105000};
+  const auto e = backend::order_effect(base, rounds, cand, rounds, even);
+  CHECK(e.first_rounds == 3);
+  CHECK(e.after_rounds == 3);
+  CHECK(e.first_speedup == Approx(std::cbrt(1.2 * 1.25 * 1.3)));
+  CHECK(e.after_speedup == Approx(std::cbrt(0.95 * 1.0 * 1.05)));
+  CHECK(e.differs);
+  // 1.05, 1.10, 1.15 first: log means 0.0946 and -0.0008 (0.0955 apart), standard error
+  // 0.0391, df 4.0, t 2.78: half width 0.109 > 0.0955, not decided (a normal quantile,
+  // 1.96, would have said it is: 0.077).
+  const std::vector<Tick> close{105000, 95000, 110000, 100000, 115000, 105000};
+  const auto c = backend::order_effect(close, rounds, cand, rounds, even);
+  CHECK(c.first_speedup == Approx(std::cbrt(1.05 * 1.10 * 1.15)));
+  CHECK_FALSE(c.differs);
+  // Fewer than 2 rounds with the baseline first: nothing to compare.
+  const auto one = backend::order_effect(base, rounds, cand, rounds, [](int r) { return r == 0; });
+  CHECK(one.first_rounds == 1);
+  CHECK(one.first_speedup == 1);
+  CHECK_FALSE(one.differs);
+}
+
 TEST_CASE("option --device cuda on this libtorch fails with a one-line reason") {
 #ifndef FUSIM_TORCH_CUDA
   CHECK_THROWS_WITH(backend::check_device("cuda"), Catch::Contains("without CUDA"));

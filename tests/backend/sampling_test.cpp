@@ -155,6 +155,43 @@ TEST_CASE("run: extension rounds add one block per schedule until the CI target 
   }
 }
 
+TEST_CASE("run's notes: the order within a round, when it moved a speedup") {
+  // Two orderings: round_order puts eager first in the even rounds. Eager takes 1.25x the
+  // fused ordering's time in those and 1.0x in the odd ones (a spread of 2% each way).
+  backend::RunReport report;
+  exec::RunResult eager, fused;
+  eager.ordering = "eager";
+  fused.ordering = "forward-fused";
+  eager.execution = fused.execution = "layers";
+  for (int round = 0; round < 6; ++round) {
+    const double spread = 1 + 0.02 * (round / 2 - 1);
+    eager.step_times.push_back(Tick((round % 2 == 0 ? 125000 : 100000) * spread));
+    fused.step_times.push_back(100000);
+    eager.step_rounds.push_back(round);
+    fused.step_rounds.push_back(round);
+  }
+  report.results = {eager, fused};
+  report.baseline = 0;
+  report.baselines = {0, 0};
+  report.speedups = {backend::SpeedupInterval{},
+                     backend::paired_speedup(eager.step_times, eager.step_rounds, fused.step_times,
+                                             fused.step_rounds)};
+  report.quality.resize(2);
+  backend::RunOptions o;
+  auto has = [](const std::vector<std::string>& notes, const std::string& text) {
+    for (const auto& n : notes)
+      if (n.find(text) != std::string::npos) return true;
+    return false;
+  };
+  CHECK(has(backend::describe_run(report, o),
+            "forward-fused: the order within a round moved its speedup: 1.250 in the 3 rounds "
+            "where eager ran first, 1.000 in the 3 where it ran after"));
+  // The same ratio whichever ran first: nothing said.
+  for (int round = 0; round < 6; ++round)
+    report.results[0].step_times[std::size_t(round)] = Tick(110000 * (1 + 0.02 * (round / 2 - 1)));
+  CHECK_FALSE(has(backend::describe_run(report, o), "the order within a round"));
+}
+
 TEST_CASE("run's notes: inside or outside the noise, busy machine, dropped steps, wide CIs") {
   backend::RunReport report;
   exec::RunResult eager, fused;
