@@ -11,6 +11,7 @@ and written to OUT/summary.md and OUT/summary.json.
 
   scripts/fidelity_check.py --fusim build/fusim --out /tmp/fid
   scripts/fidelity_check.py --models resnet18,mobilenet_v2 --optimizers adam --paths analytic
+  scripts/fidelity_check.py --out /tmp/fid --paths in-run --repredict other_machine.json
 
 Paths: analytic (the calibrated op costs of --machine, no profile: what-if machines use the
 same model), analytic-run-speed (the same with `--host-speed run`: every op's compute cost
@@ -47,14 +48,42 @@ def capture(model, batch, resolution, out_dir):
     return path
 
 
-def validate(fusim, trace, machine, optimizer, impl, path, args):
+def profile_file(out_file):
+    return out_file[:-len(".json")] + "_profile.json"
+
+
+def repredict(fusim, trace, machine, doc, out_file, args):
+    """The results of a profiled validate output, predicted again on `machine` from the profile
+    that validate measured and saved (`fusim simulate --profile`, validate's fidelity and
+    simulated steps): the measured side is the same steps, so two machine models compare
+    without the host's noise between two runs."""
+    first = doc["results"][0]
+    cmd = [fusim, "simulate", "--trace", trace, "--machine", machine, "--profile",
+           profile_file(out_file), "--optimizer", first["optimizer"], "--impl", first["impl"],
+           "--execution", first["execution"], "--fidelity", args.fidelity, "--steps", "4",
+           "--ordering", ",".join(r["ordering"] for r in doc["results"]), "--json"]
+    sim = json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)
+    predicted = {r["ordering"]: r["step_time_ms"] for r in sim["results"]}
+    eager = predicted.get("eager")
+    for r in doc["results"]:
+        r["predicted_ms"] = predicted[r["ordering"]]
+        r["error_pct"] = 100 * (r["predicted_ms"] - r["measured_ms"]) / r["measured_ms"]
+        if eager:
+            r["predicted_speedup"] = eager / r["predicted_ms"]
+            r["speedup_error_points"] = 100 * (r["predicted_speedup"] - r["measured_speedup"])
+    doc["machine"] = machine
+    return doc
+
+
+def validate(fusim, trace, machine, optimizer, impl, path, args, out_file):
     cmd = [fusim, "validate", "--trace", trace, "--machine", machine, "--optimizer", optimizer,
            "--impl", impl, "--fidelity", args.fidelity, "--measured-steps",
            str(args.measured_steps), "--max-time", str(args.max_time), "--per-op", "--json"]
     if path == "analytic-run-speed":
         cmd += ["--host-speed", "run"]
     elif path != "analytic":
-        cmd += ["--profile", path]
+        # The measured profile is kept beside the output, for --repredict.
+        cmd += ["--profile", path, "--save-profile", profile_file(out_file)]
     t0 = time.time()
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
     doc = json.loads(out)
@@ -136,6 +165,10 @@ def main():
     ap.add_argument("--resolution", type=int, default=64)
     ap.add_argument("--optimizers", default="sgd,adam,adamw")
     ap.add_argument("--impl", default="foreach")
+    ap.add_argument("--repredict", metavar="MACHINE",
+                    help="measure nothing: predict the profiled paths' results of --out again on "
+                         "MACHINE from the profiles validate saved there (--save-profile), and "
+                         "summarise those (not written to OUT/summary.*)")
     ap.add_argument("--paths", default="analytic,in-run",
                     help="comma list of analytic, analytic-run-speed, in-run, auto, in-step")
     ap.add_argument("--fidelity", default="tensor")
@@ -154,13 +187,19 @@ def main():
             trace = capture(model, args.batch, args.resolution, args.out)
             print(f"fidelity_check: [{i + 1}/{len(configs)}] {model} {optimizer} {path}",
                   file=sys.stderr, flush=True)
-            doc = validate(args.fusim, trace, args.machine, optimizer, args.impl, path, args)
+            doc = validate(args.fusim, trace, args.machine, optimizer, args.impl, path, args,
+                           file)
             tmp = file + ".tmp"
             with open(tmp, "w") as f:
                 json.dump(doc, f, indent=1, sort_keys=True)
             os.replace(tmp, file)
         with open(file) as f:
             doc = json.load(f)
+        if args.repredict:
+            if not os.path.exists(profile_file(file)):
+                continue  # the analytic paths, and outputs from before --save-profile
+            trace = capture(model, args.batch, args.resolution, args.out)
+            doc = repredict(args.fusim, trace, args.repredict, doc, file, args)
         dram = (doc.get("conditions") or {}).get("dram_triad_gbs") or {}
         calibrated = doc.get("calibrated_dram_triad_gbs")
         speed = (doc.get("conditions") or {}).get("op_probe_us") or {}
@@ -199,6 +238,8 @@ def main():
                      f"{fmt(s['mape_host_steady_pct'])} ({s['host_steady_results']}) |")
     text = "\n".join(lines) + "\n"
     print(text)
+    if args.repredict:
+        return
     for name, content in (("summary.md", text), ("summary.json", json.dumps(summary, indent=1))):
         tmp = os.path.join(args.out, name + ".tmp")
         with open(tmp, "w") as f:

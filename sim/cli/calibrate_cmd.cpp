@@ -18,8 +18,10 @@
 #include "cli/backend_commands.h"
 #include "cli/commands.h"
 #include "cli/output_format.h"
+#include "compute/compute_config.h"
 #include "compute/cost_fit.h"
 #include "core/error.h"
+#include "core/json_view.h"
 #include "core/output_file.h"
 #include "core/progress.h"
 #include "core/units.h"
@@ -52,7 +54,32 @@ void write_points_csv(const std::string& path, const std::vector<backend::ProbeP
   write_file_atomically(path, csv, "--points");
 }
 
+// --memory-overlap: a name for every op class, or CLASS=NAME pairs (and default=NAME)
+// separated by commas, as compute.memory_overlap's object; checked by the machine's own
+// parser (compute_config.h parse_memory_overlap).
+nlohmann::json memory_overlap_json(const std::string& text) {
+  nlohmann::json value = text;
+  if (text.find('=') != std::string::npos) {
+    value = nlohmann::json::object();
+    std::size_t at = 0;
+    while (at <= text.size()) {
+      const std::size_t comma = std::min(text.find(',', at), text.size());
+      const std::string pair = text.substr(at, comma - at);
+      const std::size_t eq = pair.find('=');
+      if (eq == std::string::npos || eq == 0)
+        throw InputError(fmt::format(
+            "--memory-overlap: expected NAME or CLASS=NAME pairs separated by commas, got \"{}\"",
+            pair));
+      value[pair.substr(0, eq)] = pair.substr(eq + 1);
+      at = comma + 1;
+    }
+  }
+  compute::parse_memory_overlap(JsonView(value, "--memory-overlap"));
+  return value;
+}
+
 void run_calibrate(CalibrateCmdOptions opt) {
+  const nlohmann::json overlap = memory_overlap_json(opt.memory_overlap);  // refused up front
   // Where `--machine host` looks (exec::machines_dir(): $FUSIM_MACHINES, else the source
   // tree's models/machines), whatever the current folder; checked before measuring.
   if (opt.output.empty()) opt.output = exec::machines_dir() + "/" + opt.name + ".json";
@@ -87,8 +114,7 @@ void run_calibrate(CalibrateCmdOptions opt) {
   auto doc = backend::machine_json(c, opt.name);
   // Before the op probes: their compute is solved on the simulated probe step, so it must be
   // the engine the predictions will use.
-  if (opt.memory_overlap != "double-buffered")
-    doc["compute"]["memory_overlap"] = opt.memory_overlap;
+  if (opt.memory_overlap != "double-buffered") doc["compute"]["memory_overlap"] = overlap;
   doc["sources"]["conditions"] =
       fmt::format("load average {:.2f} before measuring, on {} cores{}", load_before, cores,
                   busy(load_before) ? " (busy: figures describe what other processes left)" : "");
@@ -323,11 +349,14 @@ void add_calibrate_command(CLI::App& app) {
                   "private caches")
       ->check(CLI::Range(0, 4096))
       ->capture_default_str();
-  cmd->add_option("--memory-overlap", opt->memory_overlap,
-                  "How an op's memory time meets its compute in the model the costs are fitted "
-                  "for (compute.memory_overlap): double-buffered (overlapped, the slower sets "
-                  "the pace) or serial (added, as the ECM model has it for x86 cores)")
-      ->check(CLI::IsMember({"double-buffered", "serial"}))
+  cmd->add_option(
+         "--memory-overlap", opt->memory_overlap,
+         "How an op's memory time meets its compute in the model the costs are fitted "
+         "for (compute.memory_overlap): double-buffered (overlapped, the slower sets "
+         "the pace), serial (added, as the ECM model has it for x86 cores) or serial-reads "
+         "(loads added, stores posted behind the work); or one per op class, as "
+         "CLASS=NAME pairs (gemm, conv, elementwise, norm, reduction, pool, attention, "
+         "default), e.g. gemm=serial-reads,conv=serial-reads,default=double-buffered")
       ->capture_default_str();
   cmd->add_option("--points", opt->points,
                   "Also write every probe point as CSV (family, probe, measured_ns, cost_ns "

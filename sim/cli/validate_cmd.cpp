@@ -22,6 +22,7 @@
 #include "cli/trace_option.h"
 #include "cli/validate_report.h"
 #include "core/error.h"
+#include "core/output_file.h"
 #include "core/progress.h"
 #include "core/units.h"
 #include "exec/machine.h"
@@ -35,6 +36,7 @@ namespace {
 
 struct ValidateCmdOptions {
   std::string trace, machine, fidelity = "block", profile, evict;
+  std::string save_profile;  // --save-profile: the measured profile the prediction used
   std::string host_speed = "calibrated";  // --host-speed: calibrated | run
   ZooBatch batch;                         // --batch of a zoo --trace
   int sim_steps = 4;  // as simulate: forward-fused's measured step is past its first updates
@@ -67,6 +69,19 @@ void run_validate(ValidateCmdOptions opt) {
     throw InputError(
         "--evict: expected only with --profile auto (a profile file keeps the cold times "
         "`fusim profile --evict` measured)");
+  if (!opt.save_profile.empty() && opt.profile != "auto" && opt.profile != "in-step" &&
+      opt.profile != "in-run")
+    throw InputError(fmt::format(
+        "--save-profile: expected --profile auto, in-step or in-run (the profile this run "
+        "measures), got {}",
+        opt.profile.empty() ? std::string("no --profile") : "--profile " + opt.profile));
+  if (!opt.save_profile.empty()) check_output_path(opt.save_profile, "--save-profile");
+  // Written before the prediction takes the profile, atomically (core/output_file.h).
+  auto save = [&](const exec::OpProfile& p) {
+    if (!opt.save_profile.empty())
+      write_file_atomically(opt.save_profile, exec::op_profile_json(p).dump(1) + "\n",
+                            "--save-profile");
+  };
   const std::int64_t evict_bytes = opt.evict.empty() ? 0 : parse_size_option("--evict", opt.evict);
   // A GPU model against CPU measurements (or the reverse) compares two different machines:
   // refused, unless asked for (issue 21, point 2).
@@ -169,7 +184,9 @@ void run_validate(ValidateCmdOptions opt) {
         "--profile {}: the ops measured after the steps took {:+.1f}% of their time before "
         "them (the machine's drift); predicted from the mean of the two",
         opt.profile, 100.0 * *drift));
-    ProfileOption profile(exec::bracket_profiles(*before, after), machine, sim);
+    exec::OpProfile bracket = exec::bracket_profiles(*before, after);
+    save(bracket);
+    ProfileOption profile(std::move(bracket), machine, sim);
     predict(profile, machine);
   }
   if (in_run) {
@@ -182,6 +199,7 @@ void run_validate(ValidateCmdOptions opt) {
     report.notes.push_back(
         "--profile in-run: eager's prediction replays its own measured op times (not a "
         "prediction); the other orderings are predicted from them");
+    save(p);
     ProfileOption profile(std::move(p), machine, sim);
     predict(profile, machine);
   }
@@ -287,6 +305,11 @@ void add_validate_command(CLI::App& app) {
                 text);
           },
           "auto|in-step|in-run|FILE"));
+  cmd->add_option("--save-profile", opt->save_profile,
+                  "With --profile auto, in-step or in-run: also write the measured profile the "
+                  "prediction used (in-run: eager's measured steps, as `fusim profile --in-step "
+                  "-o` writes a step profile), so that `fusim simulate --profile FILE` predicts "
+                  "other machine models from the very steps this run measured");
   cmd->add_option("--evict", opt->evict,
                   "With --profile auto: also time each op cold, as `fusim profile --evict SIZE`")
       ->type_name("SIZE");

@@ -27,7 +27,36 @@ FlopRates parse_rates(const JsonView& v) {
   r.bfloat16 = rate("bfloat16");
   return r;
 }
+
+MemoryOverlap parse_overlap_name(const JsonView& v) {
+  const std::string s = v.as_string();
+  if (s == "double-buffered") return MemoryOverlap::DoubleBuffered;
+  if (s == "serial") return MemoryOverlap::Serial;
+  if (s == "serial-reads") return MemoryOverlap::SerialReads;
+  v.fail_got("\"double-buffered\", \"serial\" or \"serial-reads\"");
+}
 }  // namespace
+
+std::array<MemoryOverlap, kOpClasses> parse_memory_overlap(const JsonView& v) {
+  std::array<MemoryOverlap, kOpClasses> out{};
+  if (!v.raw().is_object()) {
+    out.fill(parse_overlap_name(v));
+    return out;
+  }
+  if (auto d = v.find("default")) out.fill(parse_overlap_name(*d));
+  for (const auto& key : v.keys()) {
+    if (key == "default") continue;
+    std::size_t i = 0;
+    while (i < kOpClasses && kClassNames[i] != key) ++i;
+    if (i == kOpClasses)
+      v.at(key).fail(fmt::format(
+          "\"default\" or one of the op classes gemm, conv, elementwise, norm, reduction, "
+          "pool, attention (unknown class \"{}\")",
+          key));
+    out[i] = parse_overlap_name(v.at(key));
+  }
+  return out;
+}
 
 std::string_view to_string(OpClass c) {
   return kClassNames[static_cast<std::size_t>(c)];
@@ -140,11 +169,7 @@ ComputeConfig parse_compute_config(const JsonView& v, UnitKind kind) {
       v.at("threads_per_op")
           .fail(fmt::format("at most the {} cores, got {}", c.units, c.threads_per_op));
     c.max_concurrent_kernels = c.units / c.threads_per_op;
-    if (auto o = v.find("memory_overlap")) {
-      const std::string s = o->as_string();
-      if (s != "double-buffered" && s != "serial") o->fail_got("\"double-buffered\" or \"serial\"");
-      c.serial_memory = s == "serial";
-    }
+    if (auto o = v.find("memory_overlap")) c.memory_overlap = parse_memory_overlap(*o);
   } else {
     v.reject_unknown_keys({"sms", "clock_mhz", "vector_flops_per_cycle", "matrix_flops_per_cycle",
                            "matrix_for_float32", "efficiency", "dispatch_overhead_ns",

@@ -220,8 +220,18 @@ void Simulator::issue_chunk(int id, int chunk) {
     OpState& st = ops_[static_cast<std::size_t>(id)];
     if (--st.outstanding[static_cast<std::size_t>(chunk)] == 0) advance(id);
   };
+  // Posted writes (compute_config.h SerialReads): a write range counts on the chunk's
+  // writes, so its compute waits for the reads alone.
+  const bool posted = !s.writes.empty();
+  int* writes = posted ? &s.writes[static_cast<std::size_t>(chunk)] : nullptr;
+  if (writes) *writes = 1;  // held as `outstanding` is; the reads' advance then sees them
+  auto written = [this, id, chunk](Tick) {
+    OpState& st = ops_[static_cast<std::size_t>(id)];
+    if (--st.writes[static_cast<std::size_t>(chunk)] == 0) advance(id);
+  };
   Tick rereads_in = 0;
-  std::vector<residency::TensorRange> slices;  // tensor fidelity: the chunk at once
+  std::vector<residency::TensorRange> slices;         // tensor fidelity: the chunk at once
+  std::vector<residency::TensorRange> posted_slices;  // its posted writes
   for (const auto& r : pass.ranges) {
     // The first read (or the write) of the range goes through the hierarchy, so cache
     // contents and DRAM traffic are simulated; its GEMM re-reads (repeats - 1 more passes
@@ -246,9 +256,11 @@ void Simulator::issue_chunk(int id, int chunk) {
             std::max(rereads_in, rereads_->serve(rereads_->levels() - 1, lhi - llo, s.cores));
     }
     if (hi <= lo) continue;
+    const bool post = posted && r.write;
     if (tensor_) {
-      slices.push_back(
-          {r.addr + static_cast<std::uint64_t>(lo), static_cast<std::uint64_t>(hi - lo), r.write});
+      (post ? posted_slices : slices)
+          .push_back({r.addr + static_cast<std::uint64_t>(lo), static_cast<std::uint64_t>(hi - lo),
+                      r.write});
       continue;
     }
     // Split the slice across the op's cores in whole units.
@@ -256,6 +268,13 @@ void Simulator::issue_chunk(int id, int chunk) {
     for (std::int64_t c = 0; c < cores; ++c) {
       auto [b0, b1] = aligned_slice(slice_addr, hi - lo, c, cores, unit);
       if (b0 == b1) continue;
+      if (post) {
+        ++*writes;
+        caches_->start_range(
+            s.cores[static_cast<std::size_t>(c)], r.addr + static_cast<std::uint64_t>(lo + b0),
+            static_cast<std::uint64_t>(b1 - b0), cache::AccessKind::Write, written);
+        continue;
+      }
       ++outstanding;
       caches_->start_range(s.cores[static_cast<std::size_t>(c)],
                            r.addr + static_cast<std::uint64_t>(lo + b0),
@@ -263,15 +282,22 @@ void Simulator::issue_chunk(int id, int chunk) {
                            r.write ? cache::AccessKind::Write : cache::AccessKind::Read, done);
     }
   }
-  if (!slices.empty()) {
-    ++outstanding;
+  if (!slices.empty() || !posted_slices.empty()) {
     const std::vector<int> used(s.cores.begin(), s.cores.begin() + cores);
-    tensor_->issue(used, slices, *tap_, done);
+    if (!slices.empty()) {
+      ++outstanding;
+      tensor_->issue(used, slices, *tap_, done);
+    }
+    if (!posted_slices.empty()) {
+      ++*writes;
+      tensor_->issue(used, posted_slices, *tap_, written);
+    }
   }
   if (rereads_in > queue_.now()) {
     ++outstanding;
     queue_.schedule(rereads_in, Priority::Response, [done, rereads_in] { done(rereads_in); });
   }
+  if (writes) --*writes;  // an advance follows: the reads' callback or the one below
   if (--outstanding == 0) queue_.schedule_in(0, Priority::Response, [this, id] { advance(id); });
 }
 
@@ -291,19 +317,32 @@ void Simulator::advance(int id) {
       const auto& pass = s.program.passes[s.pass];
       s.chunks = static_cast<int>(
           std::max<std::int64_t>(1, ceil_div(first_read_bytes(pass), options_.chunk_bytes)));
-      s.next_mem = s.mem_done_prefix = s.comp_done = 0;
+      s.next_mem = s.mem_done_prefix = s.comp_done = s.writes_done_prefix = 0;
       s.outstanding.assign(static_cast<std::size_t>(s.chunks), 0);
+      if (machine_.compute.overlap_of(s.program.op_class) == compute::MemoryOverlap::SerialReads)
+        s.writes.assign(static_cast<std::size_t>(s.chunks), 0);
     }
     while (s.mem_done_prefix < s.next_mem &&
            s.outstanding[static_cast<std::size_t>(s.mem_done_prefix)] == 0)
       ++s.mem_done_prefix;
+    if (s.writes.empty()) {
+      s.writes_done_prefix = s.mem_done_prefix;
+    } else {
+      while (s.writes_done_prefix < s.next_mem &&
+             s.writes[static_cast<std::size_t>(s.writes_done_prefix)] == 0)
+        ++s.writes_done_prefix;
+    }
     bool progressed = false;
     // Double buffering: chunk j's data comes in once j-1's is in flight or done, j-2's is
     // done, and the compute of chunk j-2 has finished. Serial memory (compute_config.h):
-    // once chunk j-1's data is in and its compute has finished.
-    const int window = machine_.compute.serial_memory ? 1 : 2;
+    // once chunk j-1's data is in and its compute has finished. Posted writes: and once
+    // chunk j-2's writes are in.
+    const int window =
+        machine_.compute.overlap_of(s.program.op_class) == compute::MemoryOverlap::DoubleBuffered
+            ? 2
+            : 1;
     if (s.next_mem < s.chunks && s.next_mem < s.mem_done_prefix + window &&
-        s.comp_done >= s.next_mem - (window - 1)) {
+        s.next_mem < s.writes_done_prefix + 2 && s.comp_done >= s.next_mem - (window - 1)) {
       issue_chunk(id, s.next_mem++);
       progressed = true;
     }
@@ -333,7 +372,7 @@ void Simulator::advance(int id) {
       }
       progressed = true;
     }
-    if (s.comp_done == s.chunks) {
+    if (s.comp_done == s.chunks && s.writes_done_prefix == s.chunks) {
       ++s.pass;
       s.chunks = -1;
       continue;

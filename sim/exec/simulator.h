@@ -43,6 +43,10 @@ class Simulator {
     bool computing = false;
     Tick compute = 0;              // compute time given to its chunks so far
     std::vector<int> outstanding;  // per chunk: ranges in flight
+    // Posted writes (compute_config.h SerialReads): per chunk, write ranges in flight,
+    // and the chunks whose writes are all in.
+    std::vector<int> writes;
+    int writes_done_prefix = 0;
   };
 
   void try_start();

@@ -80,6 +80,23 @@ std::vector<Case> cases() {
   out.push_back({"calibrate --threads beyond the cores",
                  "calibrate -o h.json --threads 4096",
                  {"--threads: expected at most the ", "cores this process may use, got 4096"}});
+  out.push_back({"calibrate --memory-overlap naming no op class",
+                 "calibrate -o h.json --memory-overlap gemm=serial-reads,matmul=serial",
+                 {"--memory-overlap: matmul: expected \"default\" or one of the op classes",
+                  "(unknown class \"matmul\")"}});
+  out.push_back({"calibrate --memory-overlap with an unknown name",
+                 "calibrate -o h.json --memory-overlap gemm=fast",
+                 {"--memory-overlap: gemm: expected \"double-buffered\", \"serial\" or "
+                  "\"serial-reads\", got \"fast\""}});
+  out.push_back(
+      {"validate --save-profile without a measured profile",
+       "validate --trace " + kTrace + " --machine xeon-8380-ddr4 --force --save-profile p.json",
+       {"--save-profile: expected --profile auto, in-step or in-run", "no --profile"}});
+  out.push_back(
+      {"validate --save-profile into a folder that does not exist",
+       "validate --trace " + kTrace +
+           " --machine xeon-8380-ddr4 --force --profile in-run --save-profile no/such/p.json",
+       {"no/such/p.json", "--save-profile", "does not exist"}});
   out.push_back({"run --timeline into a folder that does not exist",
                  "run --trace " + kTrace + " --timeline no/such/t.json",
                  {"--timeline", "does not exist"}});

@@ -669,7 +669,7 @@ TEST_CASE("serial memory: an op's memory time adds to its compute, chunk by chun
   const auto s = schedule::build_schedule(trace, so);
   const auto overlapped = test::defaults::tiny_cpu().memory(50, 8).build();
   auto serial = overlapped;
-  serial.compute.serial_memory = true;
+  serial.compute.memory_overlap.fill(compute::MemoryOverlap::Serial);
   auto o = no_warmup();
   o.chunk_bytes = 64;  // several chunks even for these tiny tensors
   const Tick compute = ns(10);
@@ -688,6 +688,51 @@ TEST_CASE("serial memory: an op's memory time adds to its compute, chunk by chun
   }
   CHECK(checked >= 8);
   CHECK(hidden >= 4);  // the ops with two chunks or more hide memory when double-buffered
+}
+
+TEST_CASE("serial reads: an op's stores are posted, its loads still add to its compute") {
+  // compute.memory_overlap "serial-reads" (compute_config.h): a chunk's compute waits for its
+  // reads alone, so with a bandwidth-bound memory every op that writes is faster than with
+  // "serial", and no faster than its reads and compute in series allow; a class left
+  // "serial" in the per-class table keeps its serial time exactly.
+  const auto trace = mlp();
+  schedule::ScheduleOptions so;
+  so.optimizer = "adam";
+  so.steps = 2;
+  const auto s = schedule::build_schedule(trace, so);
+  auto serial = test::defaults::tiny_cpu().memory(50, 2).build();
+  serial.compute.memory_overlap.fill(compute::MemoryOverlap::Serial);
+  auto reads = serial;
+  reads.compute.memory_overlap.fill(compute::MemoryOverlap::SerialReads);
+  auto gemm_only = serial;
+  gemm_only.compute.memory_overlap[static_cast<std::size_t>(compute::OpClass::Gemm)] =
+      compute::MemoryOverlap::SerialReads;
+  auto o = no_warmup();
+  o.chunk_bytes = 64;
+  const Tick compute = ns(400);  // per op, over its chunks: more than a chunk's stores
+  int faster = 0, gemm = 0, other = 0;
+  for (const auto& op : s.ops) {
+    if (op.kernels == 0 || op.step != 0) continue;
+    const auto iso = exec::isolated_schedule(s, op.id, exec::kIsolationRepeats);
+    const Tick t_serial = exec::simulate_isolated(trace, iso, serial, o, compute);
+    const Tick t_reads = exec::simulate_isolated(trace, iso, reads, o, compute);
+    const Tick t_gemm = exec::simulate_isolated(trace, iso, gemm_only, o, compute);
+    INFO(compute::op_signature(trace, s, op).description);
+    CHECK(t_reads <= t_serial);
+    CHECK(t_reads >= compute);
+    if (t_reads < t_serial) ++faster;
+    const auto op_class = compute::build_access_program(trace, s, op, serial.compute).op_class;
+    if (op_class == compute::OpClass::Gemm) {
+      CHECK(t_gemm == t_reads);
+      ++gemm;
+    } else {
+      CHECK(t_gemm == t_serial);
+      ++other;
+    }
+  }
+  CHECK(gemm >= 3);
+  CHECK(other >= 3);
+  CHECK(faster >= gemm + other - 2);  // every op writes; a few write what they just read
 }
 
 TEST_CASE("a profile drives every op of a schedule, and a missing op is named") {

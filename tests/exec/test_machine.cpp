@@ -122,17 +122,34 @@ TEST_CASE("a machine is typed config: caches, a DRAM spec or a fixed memory, rea
   CHECK_THAT(error_of(fixed), Catch::Contains("m.json: dram.channels: expected one of the known"));
 }
 
-TEST_CASE("compute.memory_overlap: double-buffered by default, serial when asked, else refused") {
+TEST_CASE("compute.memory_overlap: one name or a name per op class, else refused") {
+  using compute::MemoryOverlap;
+  using compute::OpClass;
   auto doc = tiny_cpu();
-  CHECK_FALSE(parse_machine(doc, "m.json").compute.serial_memory);
+  auto overlap = [&](OpClass c) { return parse_machine(doc, "m.json").compute.overlap_of(c); };
+  CHECK(overlap(OpClass::Gemm) == MemoryOverlap::DoubleBuffered);
   doc["compute"]["memory_overlap"] = "serial";
-  CHECK(parse_machine(doc, "m.json").compute.serial_memory);
-  doc["compute"]["memory_overlap"] = "double-buffered";
-  CHECK_FALSE(parse_machine(doc, "m.json").compute.serial_memory);
+  CHECK(overlap(OpClass::Gemm) == MemoryOverlap::Serial);
+  CHECK(overlap(OpClass::Pool) == MemoryOverlap::Serial);
+  doc["compute"]["memory_overlap"] = "serial-reads";
+  CHECK(overlap(OpClass::Elementwise) == MemoryOverlap::SerialReads);
+  doc["compute"]["memory_overlap"] = {{"gemm", "serial-reads"}, {"conv", "serial"}};
+  CHECK(overlap(OpClass::Gemm) == MemoryOverlap::SerialReads);
+  CHECK(overlap(OpClass::Conv) == MemoryOverlap::Serial);
+  CHECK(overlap(OpClass::Norm) == MemoryOverlap::DoubleBuffered);  // not named, no default
+  doc["compute"]["memory_overlap"]["default"] = "serial";
+  CHECK(overlap(OpClass::Norm) == MemoryOverlap::Serial);
+  CHECK(overlap(OpClass::Gemm) == MemoryOverlap::SerialReads);  // the class wins
   doc["compute"]["memory_overlap"] = "overlapped";
   CHECK_THAT(error_of(doc), Catch::Contains("m.json: compute.memory_overlap: expected "
-                                            "\"double-buffered\" or \"serial\", got "
-                                            "\"overlapped\""));
+                                            "\"double-buffered\", \"serial\" or "
+                                            "\"serial-reads\", got \"overlapped\""));
+  doc["compute"]["memory_overlap"] = {{"gemm", "serial"}, {"matmul", "serial"}};
+  CHECK_THAT(error_of(doc), Catch::Contains("m.json: compute.memory_overlap.matmul: expected "
+                                            "\"default\" or one of the op classes"));
+  doc["compute"]["memory_overlap"] = {{"gemm", 1}};
+  CHECK_THAT(error_of(doc),
+             Catch::Contains("m.json: compute.memory_overlap.gemm: expected a string, got 1"));
 }
 
 TEST_CASE("host: the DRAM probe calibrate measured, read and checked") {
