@@ -33,11 +33,11 @@ residency::DramCurveParams TensorSide::curve_params(const Machine& m, const SimO
   for (const auto& l : levels) path += l.latency_cycles * l.clock_period;
   p.path_latency = path;
   p.chunk_bytes = static_cast<std::uint64_t>(options.chunk_bytes);
-  // What the last level's ports can send (a line per port per cycle, per instance when it
-  // is private): loads past it are never asked of memory.
+  // What the last level's ports can send (its bytes a cycle, per instance when it is
+  // private): loads past it are never asked of memory.
   const auto& last = levels.back();
   const double instances = last.shared ? 1.0 : static_cast<double>(p.cores);
-  p.max_bandwidth = instances * static_cast<double>(last.ports * last.line_bytes) /
+  p.max_bandwidth = instances * static_cast<double>(last.port_bytes_per_cycle()) /
                     (static_cast<double>(last.clock_period) * 1e-12);
   return p;
 }

@@ -29,6 +29,7 @@ class LevelBuilder {
   LevelBuilder& shared(bool on = true) { return set("shared", on); }
   LevelBuilder& mshrs(int n) { return set("mshrs", n); }
   LevelBuilder& ports(int n) { return set("ports", n); }
+  LevelBuilder& bytes_per_cycle(int n) { return set("bytes_per_cycle", n); }
   LevelBuilder& inclusion(const std::string& how) { return set("inclusion", how); }
   LevelBuilder& write_through() { return set("write_policy", "write-through"); }
   LevelBuilder& write_allocate(bool on) { return set("write_allocate", on); }

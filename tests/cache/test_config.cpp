@@ -54,6 +54,20 @@ TEST_CASE("the issue's example configuration reads with its stated defaults") {
   CHECK(&h.cache(0, 0) != &h.cache(0, 1));
 }
 
+TEST_CASE("bytes_per_cycle: a port's width in bytes, instead of ports, not with them") {
+  HierarchyConfig c = config_from(R"({"levels":[
+    {"name":"L1","size":"32KiB","assoc":8,"line":64,"latency_cycles":4},
+    {"name":"L3","size":"8MiB","assoc":16,"line":64,"latency_cycles":40,"shared":true,
+     "bytes_per_cycle":32}]})");
+  CHECK(c.levels[0].port_bytes_per_cycle() == 64);  // one port of one line
+  CHECK(c.levels[1].port_bytes_per_cycle() == 32);
+  CHECK(c.levels[1].port_time(1) == 2000);  // a 64 B line at 32 B a cycle of 1 ns
+  CHECK(c.levels[1].port_time(64) == 128000);
+  const std::string e = error_of(R"({"levels":[{"name":"L1","size":"32KiB","assoc":8,
+    "line":64,"latency_cycles":4,"ports":2,"bytes_per_cycle":32}]})");
+  CHECK_THAT(e, Catch::Contains("levels[0].bytes_per_cycle: expected either \"ports\""));
+}
+
 TEST_CASE("configuration errors name the file, the JSON path and what was expected") {
   std::string e = error_of(
       R"({"levels":[{"name":"L1","size":"48KiB","assoc":7,"line":64,"latency_cycles":5}]})");

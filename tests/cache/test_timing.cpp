@@ -80,6 +80,18 @@ TEST_CASE("a stream of L1 hits is limited by the L1 ports") {
   CHECK(b.timed(0, 512) == 3500 + 1000);
 }
 
+TEST_CASE("a port narrower than a line: bytes_per_cycle sets the hits' pace") {
+  // 1 GHz, 1-cycle L1 whose port passes 16 B a cycle: a 64 B line holds it 4 cycles, so 8
+  // hits issue at 0, 4, ..., 28 ns and the last completes one cycle after its issue.
+  Bench b(one_level(defaults::one_cycle_l1().size(4096).bytes_per_cycle(16)), ns(50));
+  b.h.access_range(0, 0, 512, AccessKind::Read);  // warm 8 lines
+  CHECK(b.timed(0, 512) == 28000 + 1000);
+  // 128 B a cycle is two ports' worth: as "ports": 2 above.
+  Bench wide(one_level(defaults::one_cycle_l1().size(4096).bytes_per_cycle(128)), ns(50));
+  wide.h.access_range(0, 0, 512, AccessKind::Read);
+  CHECK(wide.timed(0, 512) == 3500 + 1000);
+}
+
 TEST_CASE("MSHRs limit the throughput of a stream of misses") {
   // 1 GHz single level, 1 cycle, 1 port, memory 100 ns with unlimited bandwidth. A unit
   // issued at t is sent at t + 1 ns and back at t + 101 ns.

@@ -24,8 +24,8 @@ std::string choices(const std::vector<std::string>& names) {
 LevelConfig parse_level(const JsonView& j, std::size_t index, Tick default_period) {
   j.require_object();
   j.reject_unknown_keys({"name", "size", "assoc", "line", "policy", "latency_cycles", "shared",
-                         "mshrs", "ports", "write_policy", "write_allocate", "write_validate",
-                         "inclusion", "clock", "seed"});
+                         "mshrs", "ports", "bytes_per_cycle", "write_policy", "write_allocate",
+                         "write_validate", "inclusion", "clock", "seed"});
   LevelConfig c;
   c.json_path = j.path();
   c.name = j.at("name").as_nonempty_string();
@@ -56,6 +56,11 @@ LevelConfig parse_level(const JsonView& j, std::size_t index, Tick default_perio
   c.shared = j.get_bool("shared", false);
   if (auto v = j.find("mshrs")) c.mshrs = v->as_positive_int();
   if (auto v = j.find("ports")) c.ports = v->as_positive_int();
+  if (auto v = j.find("bytes_per_cycle")) {
+    if (j.has("ports"))
+      v->fail("either \"ports\" (lines a cycle) or \"bytes_per_cycle\", not both");
+    c.bytes_per_cycle = v->as_positive_int();
+  }
   if (auto v = j.find("write_policy")) {
     std::string s = v->as_string();
     if (s == "write-back")

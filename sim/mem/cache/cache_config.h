@@ -11,6 +11,9 @@
 //                                           for all cores (true); shared levels come last
 //       "mshrs": 16,                        optional: outstanding misses per instance
 //       "ports": 1,                         optional: lines accepted per cycle
+//       "bytes_per_cycle": 32,              optional, instead of ports: the port's width in
+//                                           bytes a cycle (Zen's L3 fills 32 B a cycle per
+//                                           core, half a 64 B line): ports x line if absent
 //       "write_policy": "write-back",       optional: write-back | write-through
 //       "write_allocate": true,             optional
 //       "write_validate": false,            optional: a write miss covering the whole line
@@ -50,6 +53,18 @@ struct LevelConfig {
   bool shared = false;
   std::int64_t mshrs = 16;
   std::int64_t ports = 1;
+  std::int64_t bytes_per_cycle = 0;  // 0: ports x line_bytes
+  // The bytes the level's port passes a cycle; k lines occupy it ceil(k x line / this) cycles.
+  std::int64_t port_bytes_per_cycle() const {
+    return bytes_per_cycle > 0 ? bytes_per_cycle : ports * line_bytes;
+  }
+  // The time `lines` lines occupy the port, rounded up to a picosecond.
+  Tick port_time(std::uint64_t lines) const {
+    const auto bytes =
+        static_cast<std::uint64_t>(clock_period) * lines * static_cast<std::uint64_t>(line_bytes);
+    const auto per = static_cast<std::uint64_t>(port_bytes_per_cycle());
+    return static_cast<Tick>((bytes + per - 1) / per);
+  }
   WritePolicy write_policy = WritePolicy::WriteBack;
   bool write_allocate = true;
   bool write_validate = false;

@@ -59,11 +59,9 @@ Hierarchy::Hierarchy(const HierarchyConfig& config, Fidelity fidelity, int cores
     level.inclusive = c.inclusion == Inclusion::Inclusive;
     level.write_back = c.write_policy == WritePolicy::WriteBack;
     level.write_allocate = c.write_allocate;
-    // A port moves `ports` lines per cycle; a block of k lines occupies it k/ports cycles.
-    std::uint64_t lines_per_unit = unit / line;
-    level.port_occupancy =
-        static_cast<Tick>(ceil_div(static_cast<std::uint64_t>(c.clock_period) * lines_per_unit,
-                                   static_cast<std::uint64_t>(c.ports)));
+    // A port moves its bytes a cycle (`ports` lines by default); a block of k lines
+    // occupies it k x line / that cycles.
+    level.port_occupancy = c.port_time(unit / line);
     int instances = c.shared ? 1 : cores;
     for (int i = 0; i < instances; ++i)
       level.instances.emplace_back(

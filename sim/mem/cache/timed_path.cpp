@@ -145,10 +145,8 @@ Tick TimedPath::through_port(int level, int core, Tick arrival) {
 Tick TimedPath::through_port(int level, int core, Tick arrival, std::uint32_t lines) {
   if (static_cast<std::uint64_t>(lines) * line_bytes_ == h_.unit_bytes())
     return through_port(level, core, arrival);
-  const LevelConfig& c = h_.level_config(level);
-  // cycle x lines / ports, rounded up (as Hierarchy::port_occupancy is for a whole unit)
-  const auto occupancy = static_cast<Tick>(ceil_div(
-      static_cast<std::uint64_t>(c.clock_period) * lines, static_cast<std::uint64_t>(c.ports)));
+  // As Hierarchy::port_occupancy is for a whole unit (LevelConfig::port_time).
+  const Tick occupancy = h_.level_config(level).port_time(lines);
   return port(level, core).book(arrival, occupancy, queue_->now());
 }
 

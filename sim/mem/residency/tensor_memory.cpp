@@ -52,10 +52,8 @@ PipeConfig TensorMemory::pipe_config(const cache::HierarchyConfig& config) {
   for (const cache::LevelConfig& c : config.levels) {
     PipeLevel l;
     l.shared = c.shared;
-    // As cache::Hierarchy's port_occupancy in line fidelity: a line per cycle per port.
-    l.unit_time = static_cast<Tick>(
-        (static_cast<std::uint64_t>(c.clock_period) + static_cast<std::uint64_t>(c.ports) - 1) /
-        static_cast<std::uint64_t>(c.ports));
+    // As cache::Hierarchy's port_occupancy in line fidelity: a line's time at the port.
+    l.unit_time = c.port_time(1);
     l.mshrs = c.mshrs;
     path += c.latency_cycles * c.clock_period;
     l.hit_latency = path;
