@@ -12,8 +12,9 @@
 //       "mshrs": 16,                        optional: outstanding misses per instance
 //       "ports": 1,                         optional: lines accepted per cycle
 //       "bytes_per_cycle": 32,              optional, instead of ports: the port's width in
-//                                           bytes a cycle (Zen's L3 fills 32 B a cycle per
-//                                           core, half a 64 B line): ports x line if absent
+//                                           bytes a cycle (a 2-core EPYC VM's one-thread L3
+//                                           triad: ~31 B a cycle, half a 64 B line): ports x
+//                                           line if absent
 //       "write_policy": "write-back",       optional: write-back | write-through
 //       "write_allocate": true,             optional
 //       "write_validate": false,            optional: a write miss covering the whole line
