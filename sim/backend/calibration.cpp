@@ -197,10 +197,11 @@ void add_streaming_level(std::vector<MeasuredLevel>& levels, const StreamingLeve
   llc.assoc = 16;  // whole MiB: 1024 sets of 16 x 64 B per MiB
   llc.latency_ns = v[v.size() / 2];
   llc.how = fmt::format(
-      "streaming: the all-thread triad runs at {:.1f} GB/s up to here and {:.1f} GB/s (DRAM) "
+      "streaming: the {} triad runs at {:.1f} GB/s up to here and {:.1f} GB/s (DRAM) "
       "beyond; its random-access latency is close to DRAM's, so the latency curve alone "
       "misses it",
-      s.cached_gbs, s.dram_gbs);
+      s.threads > 0 ? fmt::format("{}-thread", s.threads) : std::string("all-thread"), s.cached_gbs,
+      s.dram_gbs);
   levels.push_back(llc);
 }
 
@@ -223,13 +224,20 @@ Calibration calibrate_host(const std::function<void(const std::string&)>& progre
   std::vector<int> assoc;
   cache_hints(hints, assoc);
   c.levels = find_cache_levels(c.curve, hints, assoc);
-  // Streaming bandwidth per footprint, 1 MiB .. 1 GiB (2 points per octave).
-  progress("triad bandwidth vs footprint, 1 MiB .. 1 GiB");
+  // Streaming bandwidth per footprint, 1 MiB .. 1 GiB (2 points per octave), with the
+  // threads the predictions are for: the cache one core streams from is not what two do.
+  // On the 2-core EPYC VM one thread streams ~75 GB/s at 1-8 MiB and falls to DRAM's ~30
+  // from 24 MiB, while two threads still get ~100 GB/s at 24 MiB; sized from the two-thread
+  // curve, a one-thread machine file had a 45 MiB LLC, and its predictions kept 40 MiB of
+  // weights cached across a backward-fused step (README, "Loads serial, stores posted").
+  progress(fmt::format("triad bandwidth vs footprint, 1 MiB .. 1 GiB, {} thread{}", c.threads,
+                       c.threads == 1 ? "" : "s"));
   for (double b = double(1 << 20); b <= double(std::int64_t(1) << 30) * 1.01; b *= std::sqrt(2.0))
     c.bw_curve.push_back(
-        {std::int64_t(b) / 4096 * 4096, probe::triad_gbs(std::int64_t(b), c.cores)});
+        {std::int64_t(b) / 4096 * 4096, probe::triad_gbs(std::int64_t(b), c.threads)});
   const std::int64_t inner = c.levels.empty() ? 0 : c.levels.back().size;
   if (auto s = streaming_level(c.bw_curve, inner)) {
+    s->threads = c.threads;
     add_streaming_level(c.levels, *s, c.curve);
     if (!c.levels.empty() && c.levels.back().size == s->size) {
       // Idle latency beyond it: the latency curve must reach 4x the LLC.

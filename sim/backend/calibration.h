@@ -97,6 +97,7 @@ std::vector<MeasuredLevel> find_cache_levels(const std::vector<LatencyPoint>& cu
 struct StreamingLevel {
   std::int64_t size = 0;
   double cached_gbs = 0, dram_gbs = 0;
+  int threads = 0;  // of the triad curve, for the level's sources (0: not said)
 };
 std::optional<StreamingLevel> streaming_level(const std::vector<BandwidthPoint>& curve,
                                               std::int64_t beyond);
