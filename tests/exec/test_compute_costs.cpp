@@ -66,6 +66,14 @@ exec::SimOptions no_warmup() {
 }
 
 // The profile tests' case: the MLP's SGD foreach schedule of 3 steps.
+// Two steps of eager Adam (the default impl).
+schedule::Schedule adam_two_steps(const workload::Trace& trace) {
+  schedule::ScheduleOptions so;
+  so.optimizer = "adam";
+  so.steps = 2;
+  return schedule::build_schedule(trace, so);
+}
+
 schedule::Schedule sgd_foreach(const workload::Trace& trace) {
   schedule::ScheduleOptions so;
   so.optimizer = "sgd";
@@ -617,10 +625,7 @@ TEST_CASE("an op without arithmetic is costed by the elements it moves") {
 
 TEST_CASE("an op measured in isolation and simulated in isolation gives its time back") {
   const auto trace = mlp();
-  schedule::ScheduleOptions so;
-  so.optimizer = "adam";
-  so.steps = 2;
-  const auto s = schedule::build_schedule(trace, so);
+  const auto s = adam_two_steps(trace);
   // 8 GB/s of DRAM: memory matters but does not dominate these tiny ops.
   const auto m = test::defaults::tiny_cpu().memory(50, 8).build();
   const auto o = no_warmup();
@@ -663,10 +668,7 @@ TEST_CASE("serial memory: an op's memory time adds to its compute, chunk by chun
   // op's time is its memory-only time plus its compute, exactly; double-buffered hides part
   // of one under the other wherever an op has two chunks or more.
   const auto trace = mlp();
-  schedule::ScheduleOptions so;
-  so.optimizer = "adam";
-  so.steps = 2;
-  const auto s = schedule::build_schedule(trace, so);
+  const auto s = adam_two_steps(trace);
   const auto overlapped = test::defaults::tiny_cpu().memory(50, 8).build();
   auto serial = overlapped;
   serial.compute.memory_overlap.fill(compute::MemoryOverlap::Serial);
@@ -696,10 +698,7 @@ TEST_CASE("serial reads: an op's stores are posted, its loads still add to its c
   // "serial", and no faster than its reads and compute in series allow; a class left
   // "serial" in the per-class table keeps its serial time exactly.
   const auto trace = mlp();
-  schedule::ScheduleOptions so;
-  so.optimizer = "adam";
-  so.steps = 2;
-  const auto s = schedule::build_schedule(trace, so);
+  const auto s = adam_two_steps(trace);
   auto serial = test::defaults::tiny_cpu().memory(50, 2).build();
   serial.compute.memory_overlap.fill(compute::MemoryOverlap::Serial);
   auto reads = serial;
