@@ -23,7 +23,8 @@ nlohmann::json run_json(const std::string& args, const std::string& out) {
 TEST_CASE("validate --per-op --per-layer --json: contract fields and sums") {
   const auto doc = run_json(
       "validate --trace tests/backend/tiny_convnet.json --machine xeon-8380-ddr4 "
-      "--ordering eager,backward-fused --optimizer sgd --measured-steps 2 --warmup 0 --steps-per-block 2 "
+      "--ordering eager,backward-fused --optimizer sgd --measured-steps 2 --warmup 0 "
+      "--steps-per-block 2 "
       "--threads 1 --max-time 0 --sim-steps 4 --per-op --per-layer --json",
       FUSIM_BINARY_DIR "/tests/backend/validate_per_op.json");
   REQUIRE(doc.at("results").size() == 2);
@@ -71,5 +72,44 @@ TEST_CASE("validate --per-op --per-layer --json: contract fields and sums") {
     CHECK(names.count("conv1") == 1);
     CHECK(names.count("fc") == 1);
     CHECK(layer_sum == Approx(predicted).epsilon(1e-9));
+  }
+}
+
+TEST_CASE("validate --save-profile: simulate --profile gives validate's predictions back") {
+  // The in-run profile validate predicted from, saved, drives the same simulation in
+  // `simulate` (same fidelity and simulated steps): every ordering's predicted step time is
+  // validate's, to the printed precision. A profile that lost or moved an op's time would
+  // not.
+  const std::string profile = FUSIM_BINARY_DIR "/tests/backend/validate_saved_profile.json";
+  // A one-thread Xeon: the profile is measured with the threads the machine's ops run on.
+  const std::string machine = FUSIM_BINARY_DIR "/tests/backend/xeon_one_thread.json";
+  {
+    std::ifstream in(FUSIM_SOURCE_DIR "/models/machines/xeon-8380-ddr4.json");
+    auto m = nlohmann::json::parse(in);
+    m["compute"]["threads_per_op"] = 1;
+    std::ofstream(machine) << m.dump();
+  }
+  const auto doc = run_json(
+      "validate --trace tests/backend/tiny_convnet.json --machine '" + machine +
+          "' --force --ordering eager,backward-fused,forward-fused --optimizer sgd "
+          "--measured-steps 2 "
+          "--warmup 0 --steps-per-block 2 --threads 1 --max-time 0 --sim-steps 4 --profile in-run "
+          "--save-profile '" +
+          profile + "' --json",
+      FUSIM_BINARY_DIR "/tests/backend/validate_saved.json");
+  const auto sim =
+      run_json("simulate --trace tests/backend/tiny_convnet.json --machine '" + machine +
+                   "' --ordering eager,backward-fused,forward-fused --optimizer sgd --fidelity "
+                   "block --steps 4 "
+                   "--profile '" +
+                   profile + "' --json",
+               FUSIM_BINARY_DIR "/tests/backend/validate_saved_sim.json");
+  REQUIRE(doc.at("results").size() == 3);
+  REQUIRE(sim.at("results").size() == 3);
+  for (std::size_t i = 0; i < 3; ++i) {
+    INFO(doc["results"][i].at("ordering").get<std::string>());
+    CHECK(sim["results"][i].at("ordering") == doc["results"][i].at("ordering"));
+    CHECK(sim["results"][i].at("step_time_ms").get<double>() ==
+          Approx(doc["results"][i].at("predicted_ms").get<double>()).epsilon(1e-9));
   }
 }
