@@ -57,6 +57,8 @@ struct Calibration {
   // Triad GB/s (all threads) per footprint: the streaming view of the hierarchy, which
   // can see a cache the latency curve does not (streaming_level).
   std::vector<BandwidthPoint> bw_curve;
+  int bw_sweeps = 1;                // sweeps of the footprints bw_curve is the best of
+  int bw_disturbed = 0;             // points whose sweeps differed by more than kSweepSpread
   double llc_triad_one = 0;         // 1-thread triad GB/s inside the LLC (for its MSHRs)
   probe::Bandwidth bw_one, bw_all;  // GB/s, 1 thread and all cores, arrays far beyond the LLC
   std::int64_t dram_array_bytes = 0;
@@ -101,6 +103,18 @@ struct StreamingLevel {
 };
 std::optional<StreamingLevel> streaming_level(const std::vector<BandwidthPoint>& curve,
                                               std::int64_t beyond);
+
+// The best of several sweeps of the same footprints (each point's highest GB/s). A
+// disturbance (another process, a noisy neighbour of the VM) only ever lowers a triad's
+// bandwidth, and it lasts for a stretch of time, not a footprint: within one sweep it
+// lowered a run of consecutive points (the 2026-12-06 17:32 one-thread curve: 30.7 GB/s at
+// 1 MiB and 31.7 at 16 MiB, where quiet sweeps hold ~75 and ~55, which sized the LLC at
+// 8 MiB instead of ~20). Sweeps far apart in time rarely all meet one at the same point.
+// `disturbed` (when given) counts the points whose worst sweep is under the best divided
+// by kSweepSpread. Every sweep must have the same footprints; an empty list gives {}.
+constexpr double kSweepSpread = 1.25;
+std::vector<BandwidthPoint> best_of_sweeps(const std::vector<std::vector<BandwidthPoint>>& sweeps,
+                                           int* disturbed = nullptr);
 
 // Adds the streaming level as the LLC when it is more than twice the latency curve's last
 // level (which then becomes "L2" or "L3", shared from the third level on), its latency the

@@ -98,7 +98,13 @@ nlohmann::json machine_json(const Calibration& c, const std::string& name) {
       "B = {:.1f}; 1-thread triad in the LLC {:.1f} GB/s x its latency {:.1f} ns / 64 B = {:.1f} "
       "(x cores for shared levels)",
       c.bw_one.read, c.dram_latency_ns, mlp_dram, c.llc_triad_one, llc_ns, mlp_llc);
-  std::string bw_curve = fmt::format("{} thread{}: ", c.threads, c.threads == 1 ? "" : "s");
+  std::string bw_curve = fmt::format(
+      "{} thread{}, each point the best of {} sweep{}{}: ", c.threads, c.threads == 1 ? "" : "s",
+      c.bw_sweeps, c.bw_sweeps == 1 ? "" : "s",
+      c.bw_disturbed > 0
+          ? fmt::format(" ({} point{} differed by more than {:.0f}% between sweeps: a busy host)",
+                        c.bw_disturbed, c.bw_disturbed == 1 ? "" : "s", (kSweepSpread - 1) * 100)
+          : std::string());
   for (const auto& p : c.bw_curve)
     bw_curve += fmt::format("{} {:.1f}; ", format_bytes(p.bytes), p.gbs);
   sources["caches.triad_gbs"] = bw_curve;

@@ -111,6 +111,12 @@ void run_calibrate(CalibrateCmdOptions opt) {
                "describe what is left over; calibrate on a quiet machine\n",
                load_before, cores);
   const auto c = backend::calibrate_host(progress, opt.threads > 0 ? opt.threads : cores);
+  if (c.bw_disturbed > 0)
+    fmt::print(stderr,
+               "calibrate: warning: {} of {} triad footprints differed by more than {:.0f}% "
+               "between the {} sweeps: something else ran; the LLC is sized from each point's "
+               "best sweep (caches.triad_gbs in the file's sources)\n",
+               c.bw_disturbed, c.bw_curve.size(), (backend::kSweepSpread - 1) * 100, c.bw_sweeps);
   auto doc = backend::machine_json(c, opt.name);
   // Before the op probes: their compute is solved on the simulated probe step, so it must be
   // the engine the predictions will use.

@@ -6,6 +6,7 @@
 
 using fusim::backend::add_streaming_level;
 using fusim::backend::BandwidthPoint;
+using fusim::backend::best_of_sweeps;
 using fusim::backend::find_cache_levels;
 using fusim::backend::latency_plateaus;
 using fusim::backend::LatencyPoint;
@@ -151,6 +152,62 @@ TEST_CASE("the streaming level: a large cache whose latency is close to DRAM's")
     std::vector<BandwidthPoint> flat;
     for (auto [m, g] : mib_gbs) flat.push_back({m * MiB, m <= 8 ? g : 25.0});
     CHECK_FALSE(streaming_level(flat, 8 * MiB));
+  }
+}
+
+TEST_CASE(
+    "the triad curve is each footprint's best sweep, so one disturbed sweep does not size the "
+    "LLC") {
+  // The footprints calibrate sweeps: 1 MiB .. 1 GiB, two per octave, whole 4 KiB pages.
+  std::vector<std::int64_t> bytes;
+  for (int i = 0; i < 21; ++i)
+    bytes.push_back(std::int64_t(std::pow(2.0, 20 + i / 2.0)) / 4096 * 4096);
+  REQUIRE(bytes[9] == 23724032);
+  // A quiet one-thread sweep shaped as the 2-core VM's of 2026-12-06 18:30 (~76 GB/s to
+  // 8 MiB, falling through 12-32 MiB to DRAM's ~25).
+  const std::vector<double> quiet_gbs{76, 76, 76, 76, 76, 76, 76, 64, 55, 42, 35,
+                                      25, 25, 25, 25, 25, 25, 25, 25, 25, 25};
+  auto sweep = [&](auto gbs_of) {
+    std::vector<BandwidthPoint> s;
+    for (std::size_t i = 0; i < bytes.size(); ++i) s.push_back({bytes[i], gbs_of(i)});
+    return s;
+  };
+  const auto quiet = sweep([&](std::size_t i) { return quiet_gbs[i]; });
+  const auto slower = sweep([&](std::size_t i) { return 0.95 * quiet_gbs[i]; });
+  // Disturbed from 1 to 16 MiB, as the 17:32 sweep was (30.7 GB/s at 1 MiB, 31.7 at 16).
+  const auto noisy = sweep([&](std::size_t i) { return i <= 8 ? 30.0 : quiet_gbs[i]; });
+
+  // Alone, the disturbed sweep's cached plateau is 30 GB/s (median of 5.7-22.6 MiB: 30, 30,
+  // 30, 30, 42), its threshold sqrt(30 x 25) = 27.39, crossed between 32 MiB (35) and
+  // 45.3 MiB (25) at 0.761 of the step: 41.7 MiB.
+  const auto alone = streaming_level(noisy, 512 * KiB);
+  REQUIRE(alone);
+  CHECK(alone->size == 42 * MiB);
+
+  int disturbed = -1;
+  const auto best = best_of_sweeps({noisy, slower, quiet}, &disturbed);
+  REQUIRE(best.size() == bytes.size());
+  for (std::size_t i = 0; i < best.size(); ++i) {
+    CHECK(best[i].bytes == bytes[i]);
+    CHECK(best[i].gbs == quiet_gbs[i]);
+  }
+  // The nine disturbed points are under 1/1.25 of the best; 0.95x is within the spread.
+  CHECK(disturbed == 9);
+  // The best curve's plateau is the median of 76, 76, 64, 55, 42 = 64 GB/s, its threshold
+  // sqrt(64 x 25) = 40, crossed between 22.6 MiB (42) and 32 MiB (35) at 2/7 of the step:
+  // 22.625 x (32 / 22.625)^(2/7) = 24.98 MiB.
+  const auto s = streaming_level(best, 512 * KiB);
+  REQUIRE(s);
+  CHECK(s->cached_gbs == 64);
+  CHECK(s->size == 25 * MiB);
+
+  SECTION("sweeps of other footprints are refused") {
+    auto shorter = quiet;
+    shorter.pop_back();
+    CHECK_THROWS_AS(best_of_sweeps({quiet, shorter}), std::invalid_argument);
+  }
+  SECTION("no sweeps, no curve") {
+    CHECK(best_of_sweeps({}).empty());
   }
 }
 
