@@ -149,20 +149,29 @@ std::optional<StreamingLevel> streaming_level(const std::vector<BandwidthPoint>&
                            curve[curve.size() - 3].gbs};
   std::sort(tail.begin(), tail.end());
   const double dram = tail[1];
-  // The last footprint clearly faster than DRAM, and the cached plateau just inside it.
-  std::size_t last = curve.size();
+  // The last footprint clearly faster than DRAM (none: no streaming level).
+  std::size_t last = curve.size(), first = curve.size();
   for (std::size_t i = 0; i + 3 < curve.size(); ++i)
-    if (curve[i].bytes > beyond && curve[i].gbs >= 1.5 * dram) last = i;
+    if (curve[i].bytes > beyond && curve[i].gbs >= 1.5 * dram) {
+      last = i;
+      first = std::min(first, i);
+    }
   if (last == curve.size()) return std::nullopt;
-  std::vector<double> inside;
-  for (std::size_t i = 0; i <= last; ++i)
-    if (curve[i].bytes > beyond && curve[i].bytes * 4 >= curve[last].bytes)
-      inside.push_back(curve[i].gbs);
-  std::sort(inside.begin(), inside.end());
-  const double cached = inside[inside.size() / 2];
+  // The level's own plateau: the run of footprints from the first clearly cached one that
+  // stay within kPlateauRise of it. Not every point up to `last`: where the curve falls
+  // slowly (the one-thread curve of the 2-core VM: 65 GB/s at 11 MiB, 54, 42, 37, 34 at
+  // 46 MiB, DRAM 23), the slope's own points pulled the median down and whether 46 MiB
+  // passed 1.5x DRAM moved the LLC from 28 to 61 MiB between two calibrations 10 minutes
+  // apart; the plateau gives 28 and 34.
+  std::vector<double> plateau;
+  for (std::size_t i = first;
+       i + 3 < curve.size() && curve[i].gbs * kPlateauRise >= curve[first].gbs; ++i)
+    plateau.push_back(curve[i].gbs);
+  std::sort(plateau.begin(), plateau.end());
+  const double cached = plateau[plateau.size() / 2];
   const double threshold = std::sqrt(cached * dram);
   double size = double(curve[last].bytes);
-  for (std::size_t i = last + 1; i < curve.size(); ++i) {
+  for (std::size_t i = first + 1; i < curve.size(); ++i) {
     if (curve[i].gbs > threshold) continue;
     const auto& p = curve[i - 1];
     const double f = p.gbs > curve[i].gbs ? (p.gbs - threshold) / (p.gbs - curve[i].gbs) : 0;
@@ -191,6 +200,29 @@ std::vector<BandwidthPoint> best_of_sweeps(const std::vector<std::vector<Bandwid
     if (disturbed && worst * kSweepSpread < best[i].gbs) ++*disturbed;
   }
   return best;
+}
+
+std::vector<PortWidth> stream_port_widths(const std::vector<MeasuredLevel>& levels,
+                                          const std::vector<BandwidthPoint>& curve, int threads,
+                                          double clock_mhz) {
+  std::vector<PortWidth> widths(levels.size());
+  const int t = std::max(1, threads);
+  double above = 0;  // the capacity of the levels above, for the whole footprint
+  for (std::size_t k = 0; k < levels.size(); ++k) {
+    const double ways = levels[k].shared ? 1.0 : double(t);
+    const double capacity = double(levels[k].size) * ways;
+    std::vector<double> gbs;
+    for (const auto& p : curve)
+      if (double(p.bytes) > 1.5 * above && double(p.bytes) <= capacity / 1.4)
+        gbs.push_back(p.gbs / ways);
+    above = std::max(above, capacity);
+    if (gbs.empty() || clock_mhz <= 0) continue;
+    std::sort(gbs.begin(), gbs.end());
+    const double median =
+        gbs.size() % 2 ? gbs[gbs.size() / 2] : (gbs[gbs.size() / 2 - 1] + gbs[gbs.size() / 2]) / 2;
+    widths[k] = {std::max(1, int(std::lround(median * 1e3 / clock_mhz))), median, int(gbs.size())};
+  }
+  return widths;
 }
 
 void add_streaming_level(std::vector<MeasuredLevel>& levels, const StreamingLevel& s,

@@ -92,7 +92,9 @@ std::vector<MeasuredLevel> find_cache_levels(const std::vector<LatencyPoint>& cu
 // The outermost cache as streaming sees it: the bandwidth curve (sorted by footprint, its
 // last points beyond every cache) stays well above its DRAM plateau (the median of its last
 // three points) up to some footprint; that level's size is where the curve falls through
-// the geometric mean of the two plateaus, rounded to whole MiB. A cache whose random-access
+// the geometric mean of the two plateaus, rounded to whole MiB. Its plateau is the run of
+// footprints beyond `beyond` from the first at >= 1.5x DRAM that stay within kPlateauRise
+// of that first one (the median of the run). A cache whose random-access
 // latency is close to DRAM's (far slices of a large shared L3, seen through a VM's share)
 // shows here and not in the latency curve. nullopt when no footprint streams at >= 1.5x
 // DRAM's bandwidth beyond `beyond` bytes.
@@ -115,6 +117,25 @@ std::optional<StreamingLevel> streaming_level(const std::vector<BandwidthPoint>&
 constexpr double kSweepSpread = 1.25;
 std::vector<BandwidthPoint> best_of_sweeps(const std::vector<std::vector<BandwidthPoint>>& sweeps,
                                            int* disturbed = nullptr);
+
+// The width of each cache level's port as the triad curve measured it: a level's
+// footprints are the curve's points beyond 1.5x the capacity of the levels above it and
+// within its own capacity / 1.4 (capacities of the whole footprint: a private level's
+// size times `threads`, each thread streaming its own slice); its rate the median of
+// their GB/s (of a private level: per thread), as bytes per cycle at `clock_mhz`. The
+// triad counts 24 B an element (read b and c, write a), which is what the simulated
+// ports see (one lookup per line read or written; writebacks take no port). On the 2-core
+// EPYC VM one thread streams ~73 GB/s from its 8 MiB L3 (23 B a cycle) where the default
+// port (a line a cycle) would pass 204 GB/s. A level with no point in its range gets 0
+// (not measured: the default stays).
+struct PortWidth {
+  int bytes_per_cycle = 0;
+  double gbs = 0;  // the median it came from (per port)
+  int points = 0;
+};
+std::vector<PortWidth> stream_port_widths(const std::vector<MeasuredLevel>& levels,
+                                          const std::vector<BandwidthPoint>& curve, int threads,
+                                          double clock_mhz);
 
 // Adds the streaming level as the LLC when it is more than twice the latency curve's last
 // level (which then becomes "L2" or "L3", shared from the third level on), its latency the

@@ -75,7 +75,9 @@ nlohmann::json machine_json(const Calibration& c, const std::string& name) {
   const double mlp_one = std::max(mlp_dram, mlp_llc);
   json levels = json::array();
   double prev_ns = 0;
-  for (const auto& l : c.levels) {
+  const auto widths = stream_port_widths(c.levels, c.bw_curve, c.threads, c.clock_mhz);
+  for (std::size_t k = 0; k < c.levels.size(); ++k) {
+    const auto& l = c.levels[k];
     const auto cycles = std::max<std::int64_t>(1, std::llround((l.latency_ns - prev_ns) * ghz));
     prev_ns = l.latency_ns;
     const auto mshrs =
@@ -88,6 +90,14 @@ nlohmann::json machine_json(const Calibration& c, const std::string& name) {
                       {"latency_cycles", cycles},
                       {"mshrs", mshrs},
                       {"shared", l.shared}});
+    if (widths[k].bytes_per_cycle > 0) {
+      levels.back()["bytes_per_cycle"] = widths[k].bytes_per_cycle;
+      sources["caches." + l.name + ".bytes_per_cycle"] = fmt::format(
+          "the {}-thread triad streams {:.1f} GB/s{} from here (median of {} footprint{} in "
+          "its range, caches.triad_gbs) at {:.0f} MHz",
+          c.threads, widths[k].gbs, l.shared ? "" : " a thread", widths[k].points,
+          widths[k].points == 1 ? "" : "s", c.clock_mhz);
+    }
     sources["caches." + l.name + ".size"] = l.how;
     sources["caches." + l.name + ".latency_cycles"] =
         fmt::format("pointer chase plateau {:.2f} ns, minus the level above, at {:.0f} MHz",

@@ -10,6 +10,8 @@ using fusim::backend::best_of_sweeps;
 using fusim::backend::find_cache_levels;
 using fusim::backend::latency_plateaus;
 using fusim::backend::LatencyPoint;
+using fusim::backend::MeasuredLevel;
+using fusim::backend::stream_port_widths;
 using fusim::backend::streaming_level;
 
 namespace {
@@ -177,12 +179,12 @@ TEST_CASE(
   // Disturbed from 1 to 16 MiB, as the 17:32 sweep was (30.7 GB/s at 1 MiB, 31.7 at 16).
   const auto noisy = sweep([&](std::size_t i) { return i <= 8 ? 30.0 : quiet_gbs[i]; });
 
-  // Alone, the disturbed sweep's cached plateau is 30 GB/s (median of 5.7-22.6 MiB: 30, 30,
-  // 30, 30, 42), its threshold sqrt(30 x 25) = 27.39, crossed between 32 MiB (35) and
-  // 45.3 MiB (25) at 0.761 of the step: 41.7 MiB.
+  // Alone, the disturbed sweep's first point at >= 1.5x DRAM (37.5 GB/s) is 22.6 MiB (42);
+  // its plateau is 42 and 35 (within 1.35x of 42), median 42, the threshold sqrt(42 x 25) =
+  // 32.4, crossed between 32 MiB (35) and 45.3 MiB (25) at 0.26 of the step: 35.0 MiB.
   const auto alone = streaming_level(noisy, 512 * KiB);
   REQUIRE(alone);
-  CHECK(alone->size == 42 * MiB);
+  CHECK(alone->size == 35 * MiB);
 
   int disturbed = -1;
   const auto best = best_of_sweeps({noisy, slower, quiet}, &disturbed);
@@ -193,13 +195,13 @@ TEST_CASE(
   }
   // The nine disturbed points are under 1/1.25 of the best; 0.95x is within the spread.
   CHECK(disturbed == 9);
-  // The best curve's plateau is the median of 76, 76, 64, 55, 42 = 64 GB/s, its threshold
-  // sqrt(64 x 25) = 40, crossed between 22.6 MiB (42) and 32 MiB (35) at 2/7 of the step:
-  // 22.625 x (32 / 22.625)^(2/7) = 24.98 MiB.
+  // The best curve's plateau is 1 .. 11.3 MiB (76 x 7, then 64; 55 is under 76 / 1.35),
+  // median 76 GB/s, the threshold sqrt(76 x 25) = 43.6, crossed between 16 MiB (55) and
+  // 22.6 MiB (42) at 0.877 of the step: 16 x 1.414^0.877 = 21.7 MiB.
   const auto s = streaming_level(best, 512 * KiB);
   REQUIRE(s);
-  CHECK(s->cached_gbs == 64);
-  CHECK(s->size == 25 * MiB);
+  CHECK(s->cached_gbs == 76);
+  CHECK(s->size == 22 * MiB);
 
   SECTION("sweeps of other footprints are refused") {
     auto shorter = quiet;
@@ -208,6 +210,83 @@ TEST_CASE(
   }
   SECTION("no sweeps, no curve") {
     CHECK(best_of_sweeps({}).empty());
+  }
+}
+
+TEST_CASE("a slowly falling one-thread curve sizes its level from its plateau, not its slope") {
+  // Two calibrate --threads 1 runs on the 2-core EPYC VM, 10 minutes apart (2026-12-06
+  // 20:05 and 20:15, each the best of three sweeps), beyond the latency curve's 8 MiB L3.
+  // Their points up to the last at >= 1.5x DRAM had medians of 47.2 and 42.4 GB/s and gave
+  // 28 and 61 MiB (whether 46 MiB passed 1.5x DRAM decided it); the plateaus give 27 and 29.
+  const std::vector<double> a{73.1, 73.8, 73.5, 71.8, 74.0, 73.6, 71.2, 68.3, 63.0, 47.2, 36.0,
+                              34.2, 31.7, 28.0, 26.7, 22.5, 24.6, 25.6, 25.4, 25.9, 25.1};
+  const std::vector<double> b{64.1, 70.6, 72.7, 73.2, 75.1, 71.8, 70.0, 65.4, 53.8, 42.4, 37.4,
+                              34.3, 30.6, 26.4, 26.8, 21.7, 24.3, 24.1, 21.4, 22.8, 24.8};
+  auto curve = [](const std::vector<double>& gbs) {
+    std::vector<BandwidthPoint> c;
+    for (std::size_t i = 0; i < gbs.size(); ++i)
+      c.push_back({std::int64_t(std::pow(2.0, 20 + i / 2.0)) / 4096 * 4096, gbs[i]});
+    return c;
+  };
+  // a: DRAM 25.4 (median of 25.4, 25.9, 25.1); plateau from 11.3 MiB: 68.3, 63.0 (47.2 is
+  // under 68.3 / 1.35), median 68.3; threshold sqrt(68.3 x 25.4) = 41.65, crossed between
+  // 22.6 MiB (47.2) and 32 MiB (36.0) at 0.496: 22.625 x 1.4142^0.496 = 26.9 MiB.
+  const auto sa = streaming_level(curve(a), 8 * MiB);
+  REQUIRE(sa);
+  CHECK(sa->cached_gbs == 68.3);
+  CHECK(sa->dram_gbs == 25.4);
+  CHECK(sa->size == 27 * MiB);
+  // b: DRAM 22.8; plateau 65.4, 53.8 (42.4 is under 48.4), median 65.4; threshold 38.6,
+  // crossed between 22.6 MiB (42.4) and 32 MiB (37.4) at 0.75: 29.4 MiB.
+  const auto sb = streaming_level(curve(b), 8 * MiB);
+  REQUIRE(sb);
+  CHECK(sb->cached_gbs == 65.4);
+  CHECK(sb->size == 29 * MiB);
+}
+
+TEST_CASE("each cache level's port is as wide as the triad streams from it") {
+  // calibrate --threads 1 on the 2-core EPYC VM, 2026-12-06 20:05: the best of three sweeps.
+  const std::vector<std::pair<std::int64_t, double>> kib_gbs{
+      {1024, 73.1},   {1448, 73.8},   {2048, 73.5},   {2896, 71.8},   {4096, 74.0},
+      {5792, 73.6},   {8192, 71.2},   {11584, 68.3},  {16384, 63.0},  {23168, 47.2},
+      {32768, 36.0},  {46340, 34.2},  {65536, 31.7},  {92680, 28.0},  {131072, 26.7},
+      {185360, 22.5}, {262144, 24.6}, {370724, 25.6}, {524288, 25.4}, {741452, 25.9},
+      {1048576, 25.1}};
+  std::vector<BandwidthPoint> curve;
+  for (auto [k, g] : kib_gbs) curve.push_back({k * KiB, g});
+  auto level = [](const char* name, std::int64_t size, bool shared) {
+    MeasuredLevel l;
+    l.name = name;
+    l.size = size;
+    l.shared = shared;
+    return l;
+  };
+  const std::vector<MeasuredLevel> levels{level("L1", 32 * KiB, false),
+                                          level("L2", 512 * KiB, false), level("L3", 8 * MiB, true),
+                                          level("LLC", 28 * MiB, true)};
+  const auto w = stream_port_widths(levels, curve, 1, 3196);
+  REQUIRE(w.size() == 4);
+  // No footprint fits L1 or L2 (the curve starts at 1 MiB): they keep the default.
+  CHECK(w[0].bytes_per_cycle == 0);
+  CHECK(w[1].bytes_per_cycle == 0);
+  // L3: beyond 1.5 x 512 KiB, within 8 MiB / 1.4 = 5.71 MiB: 1 .. 5.66 MiB, six points,
+  // median (73.5 + 73.6) / 2 = 73.55 GB/s = 23.01 B a cycle at 3196 MHz.
+  CHECK(w[2].points == 6);
+  CHECK(w[2].gbs == Approx(73.55));
+  CHECK(w[2].bytes_per_cycle == 23);
+  // LLC: beyond 12 MiB, within 20 MiB: 16 MiB alone, 63.0 GB/s = 19.71 B a cycle.
+  CHECK(w[3].points == 1);
+  CHECK(w[3].bytes_per_cycle == 20);
+
+  SECTION("a private level's port carries one thread's share of a footprint sized for all") {
+    // Two threads, each with a private 4 MiB L2: 100 GB/s over 4 MiB in all (2 MiB a
+    // thread) is 50 GB/s through each port, 20 B a cycle at 2500 MHz; 8 MiB does not fit
+    // 8 MiB / 1.4 and is left out.
+    const std::vector<BandwidthPoint> two{{4 * MiB, 100.0}, {8 * MiB, 40.0}};
+    const auto p = stream_port_widths({level("L2", 4 * MiB, false)}, two, 2, 2500);
+    REQUIRE(p.size() == 1);
+    CHECK(p[0].points == 1);
+    CHECK(p[0].bytes_per_cycle == 20);
   }
 }
 
