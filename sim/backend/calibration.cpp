@@ -222,6 +222,17 @@ std::vector<PortWidth> stream_port_widths(const std::vector<MeasuredLevel>& leve
         gbs.size() % 2 ? gbs[gbs.size() / 2] : (gbs[gbs.size() / 2 - 1] + gbs[gbs.size() / 2]) / 2;
     widths[k] = {std::max(1, int(std::lround(median * 1e3 / clock_mhz))), median, int(gbs.size())};
   }
+  // A level beyond a measured one with no footprint of its own (its range narrower than
+  // the curve's steps: an LLC of 21 MiB beyond an 8 MiB L3 holds (12, 15] MiB) streams no
+  // faster than the level above it.
+  const PortWidth* inner = nullptr;
+  for (auto& w : widths) {
+    if (w.bytes_per_cycle > 0) {
+      if (!inner || w.bytes_per_cycle < inner->bytes_per_cycle) inner = &w;
+    } else if (inner) {
+      w = {inner->bytes_per_cycle, inner->gbs, 0};
+    }
+  }
   return widths;
 }
 

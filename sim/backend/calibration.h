@@ -126,8 +126,9 @@ std::vector<BandwidthPoint> best_of_sweeps(const std::vector<std::vector<Bandwid
 // triad counts 24 B an element (read b and c, write a), which is what the simulated
 // ports see (one lookup per line read or written; writebacks take no port). On the 2-core
 // EPYC VM one thread streams ~73 GB/s from its 8 MiB L3 (23 B a cycle) where the default
-// port (a line a cycle) would pass 204 GB/s. A level with no point in its range gets 0
-// (not measured: the default stays).
+// port (a line a cycle) would pass 204 GB/s. A level with no point in its range takes the
+// narrowest width measured above it (points 0), or 0 when none is (not measured: the
+// default stays).
 struct PortWidth {
   int bytes_per_cycle = 0;
   double gbs = 0;  // the median it came from (per port)

@@ -92,11 +92,17 @@ nlohmann::json machine_json(const Calibration& c, const std::string& name) {
                       {"shared", l.shared}});
     if (widths[k].bytes_per_cycle > 0) {
       levels.back()["bytes_per_cycle"] = widths[k].bytes_per_cycle;
-      sources["caches." + l.name + ".bytes_per_cycle"] = fmt::format(
-          "the {}-thread triad streams {:.1f} GB/s{} from here (median of {} footprint{} in "
-          "its range, caches.triad_gbs) at {:.0f} MHz",
-          c.threads, widths[k].gbs, l.shared ? "" : " a thread", widths[k].points,
-          widths[k].points == 1 ? "" : "s", c.clock_mhz);
+      sources["caches." + l.name + ".bytes_per_cycle"] =
+          widths[k].points == 0
+              ? fmt::format(
+                    "no triad footprint in its range: the narrowest level above it "
+                    "({:.1f} GB/s), as nothing streams faster from farther out",
+                    widths[k].gbs)
+              : fmt::format(
+                    "the {}-thread triad streams {:.1f} GB/s{} from here (median of {} "
+                    "footprint{} in its range, caches.triad_gbs) at {:.0f} MHz",
+                    c.threads, widths[k].gbs, l.shared ? "" : " a thread", widths[k].points,
+                    widths[k].points == 1 ? "" : "s", c.clock_mhz);
     }
     sources["caches." + l.name + ".size"] = l.how;
     sources["caches." + l.name + ".latency_cycles"] =

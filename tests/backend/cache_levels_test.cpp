@@ -278,6 +278,15 @@ TEST_CASE("each cache level's port is as wide as the triad streams from it") {
   CHECK(w[3].points == 1);
   CHECK(w[3].bytes_per_cycle == 20);
 
+  SECTION("a level with no footprint of its own streams no faster than the one above") {
+    // 20:19's LLC of 21 MiB holds (12, 15] MiB: no point of the curve.
+    auto narrow = levels;
+    narrow[3].size = 21 * MiB;
+    const auto n = stream_port_widths(narrow, curve, 1, 3196);
+    CHECK(n[2].bytes_per_cycle == 23);
+    CHECK(n[3].points == 0);
+    CHECK(n[3].bytes_per_cycle == 23);
+  }
   SECTION("a private level's port carries one thread's share of a footprint sized for all") {
     // Two threads, each with a private 4 MiB L2: 100 GB/s over 4 MiB in all (2 MiB a
     // thread) is 50 GB/s through each port, 20 B a cycle at 2500 MHz; 8 MiB does not fit
