@@ -162,7 +162,7 @@ std::optional<StreamingLevel> streaming_level(const std::vector<BandwidthPoint>&
   // slowly (the one-thread curve of the 2-core VM: 65 GB/s at 11 MiB, 54, 42, 37, 34 at
   // 46 MiB, DRAM 23), the slope's own points pulled the median down and whether 46 MiB
   // passed 1.5x DRAM moved the LLC from 28 to 61 MiB between two calibrations 10 minutes
-  // apart; the plateau gives 28 and 34.
+  // apart; the plateau gives 27 and 29 (tests/backend/cache_levels_test.cpp).
   std::vector<double> plateau;
   for (std::size_t i = first;
        i + 3 < curve.size() && curve[i].gbs * kPlateauRise >= curve[first].gbs; ++i)
