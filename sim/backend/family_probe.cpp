@@ -97,6 +97,27 @@ compute::OpCostModel calibrate_op_costs(const exec::Machine& host, const FamilyP
     const workload::Trace& trace = p.trace;
     const auto& s = p.schedules[0];
     const double factor = factors_by_probe[i];
+    // The probe's ops with work, solved together on its simulated step (a probe's F, Bx and
+    // Bw cost the simulations of one solve: exec/compute_solver.h); alone where measured
+    // alone.
+    std::vector<int> ids;
+    std::vector<Tick> times;
+    for (const auto& [id, raw] : measured_by_probe[i]) {
+      const schedule::Op& op = s.ops[std::size_t(id)];
+      if (op.kernels == 0 || compute::op_family(trace, s, op).empty()) continue;
+      ids.push_back(id);
+      times.push_back(Tick(double(raw) / factor));
+    }
+    std::map<int, exec::SolvedCompute> solved_by_id;
+    if (o.in_step) {
+      const auto solved = exec::solve_computes_in_schedule(trace, s, ids, host, sim, times, 1e-2);
+      for (std::size_t k = 0; k < ids.size(); ++k) solved_by_id[ids[k]] = solved[k];
+    } else {
+      for (std::size_t k = 0; k < ids.size(); ++k)
+        solved_by_id[ids[k]] =
+            exec::solve_compute_time(trace, s, ids[k], host, sim, times[k], 1e-2);
+    }
+    if (o.solve_progress) o.solve_progress(int(i) + 1, int(grid.size()), p.what);
     for (const auto& [id, raw] : measured_by_probe[i]) {
       const Tick time = Tick(double(raw) / factor);
       const schedule::Op& op = s.ops[std::size_t(id)];
@@ -112,9 +133,7 @@ compute::OpCostModel calibrate_op_costs(const exec::Machine& host, const FamilyP
         c.flops = 0;
         c.time_ns = std::max(1.0, to_ns(time));
       } else {
-        const auto solved =
-            o.in_step ? exec::solve_compute_in_schedule(trace, s, id, host, sim, time, 1e-2)
-                      : exec::solve_compute_time(trace, s, id, host, sim, time, 1e-2);
+        const exec::SolvedCompute& solved = solved_by_id.at(id);
         // What the op costs besides its memory: the machine's dispatch model and the
         // solved compute (op_cost_model.h puts the fitted fixed part before the work).
         c.time_ns = std::max(

@@ -57,6 +57,8 @@ struct FamilyProbeOptions {
   bool in_step = true;
   // Called with (done, total, what) after each probe.
   std::function<void(int, int, const std::string&)> progress;
+  // Called with (done, total, what) after each probe's ops are solved (the second phase).
+  std::function<void(int, int, const std::string&)> solve_progress;
   // When set, every probe point is appended here (calibrate --points).
   std::vector<ProbePoint>* points = nullptr;
   // When set, the host's speed is sampled before every probe and after the last (the op

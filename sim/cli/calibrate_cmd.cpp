@@ -166,9 +166,22 @@ void run_calibrate(CalibrateCmdOptions opt) {
       bar->advance(std::size_t(std::max(0, done - reported)));
       reported = std::max(reported, done);
     };
+    // Then each probe's ops solved on its simulated step (the longer phase on few cores).
+    std::unique_ptr<Progress> solve_bar;
+    int solved = 0;
+    fo.solve_progress = [&](int done, int total, const std::string&) {
+      if (!solve_bar) {
+        if (bar) bar->finish(), bar.reset();
+        solve_bar =
+            std::make_unique<Progress>("calibrate: solving", std::size_t(total), 0, true, "probes");
+      }
+      solve_bar->advance(std::size_t(std::max(0, done - solved)));
+      solved = std::max(solved, done);
+    };
     progress("op families: each through the backend's layer ops, fitted per family");
     costs = backend::calibrate_op_costs(host, fo);
     if (bar) bar->finish();
+    if (solve_bar) solve_bar->finish();
     normalized_to = probe_speeds;
     sample_dram();
     // What crossing the update boundary costs (backend/switch_probe.h): fused orderings

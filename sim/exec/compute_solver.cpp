@@ -44,36 +44,26 @@ Tick simulate_isolated(const workload::Trace& trace, const schedule::Schedule& i
 }
 
 namespace {
-// Regula falsi (Illinois) for sim(c) = measured on c in [0, measured]: sim is
-// non-decreasing in c and sim(c) >= c (the op's compute alone runs that long).
-template <typename Sim>
-SolvedCompute solve_for(Tick measured, double rel_tolerance, Sim&& simulate_at) {
-  FUSIM_ASSERT(measured >= 0, "a measured time >= 0");
-  SolvedCompute out;
-  auto sim = [&](Tick c) {
-    ++out.simulations;
-    return simulate_at(c);
-  };
-  const Tick tolerance = std::max<Tick>(ns(1), Tick(double(measured) * rel_tolerance));
-  Tick lo = 0, f_lo = sim(0) - measured;
-  if (f_lo >= -tolerance) {
-    out.compute = 0;
-    out.simulated = f_lo + measured;
-    out.exact = f_lo <= tolerance;
-    out.hidden = true;
-    return out;
-  }
-  // sim_alone(T) >= T: the chunks' compute alone runs one after another for T.
-  Tick hi = std::max<Tick>(1, measured), f_hi = sim(hi) - measured;
-  FUSIM_ASSERT(f_hi >= 0, "the simulated op alone is at least its compute time");
-  Tick best = hi, best_f = f_hi;  // the c closest to T so far and its sim_alone(c) - T
-  if (-f_lo < f_hi) best = lo, best_f = f_lo;
+// One op's regula falsi (Illinois) state for f(c) = sim(c) - measured on [lo, hi]: f(lo) <
+// 0 <= f(hi) (sim is non-decreasing in c and sim(c) >= c), and the c closest to the
+// measured time so far.
+struct Bracket {
+  Tick lo = 0, hi = 0, f_lo = 0, f_hi = 0;
+  Tick best = 0, best_f = 0;
   int side = 0;  // Illinois: halve the weight of an end that stays twice in a row
-  for (int it = 0; it < 64 && hi - lo > 1 && std::abs(best_f) > tolerance; ++it) {
-    double wl = double(f_lo), wh = double(f_hi);
-    Tick c = static_cast<Tick>(double(hi) - wh * double(hi - lo) / (wh - wl));
-    c = std::clamp<Tick>(c, lo + 1, hi - 1);
-    const Tick f = sim(c) - measured;
+
+  void start(Tick f0, Tick c_hi, Tick f1) {
+    lo = 0, f_lo = f0, hi = c_hi, f_hi = f1;
+    best = hi, best_f = f_hi;
+    if (-f_lo < f_hi) best = lo, best_f = f_lo;
+  }
+  bool open() const { return hi - lo > 1; }
+  Tick next() const {
+    const double wl = double(f_lo), wh = double(f_hi);
+    const Tick c = static_cast<Tick>(double(hi) - wh * double(hi - lo) / (wh - wl));
+    return std::clamp<Tick>(c, lo + 1, hi - 1);
+  }
+  void take(Tick c, Tick f) {
     if (std::abs(f) < std::abs(best_f)) best = c, best_f = f;
     if (f < 0) {
       lo = c, f_lo = f;
@@ -85,10 +75,43 @@ SolvedCompute solve_for(Tick measured, double rel_tolerance, Sim&& simulate_at) 
       side = 1;
     }
   }
-  out.compute = best;
-  out.simulated = measured + best_f;
-  out.exact = std::abs(best_f) <= tolerance;
-  out.hidden = best <= 2 * tolerance;
+};
+
+Tick tolerance_of(Tick measured, double rel_tolerance) {
+  return std::max<Tick>(ns(1), Tick(double(measured) * rel_tolerance));
+}
+
+// Regula falsi (Illinois) for sim(c) = measured on c in [0, measured].
+template <typename Sim>
+SolvedCompute solve_for(Tick measured, double rel_tolerance, Sim&& simulate_at) {
+  FUSIM_ASSERT(measured >= 0, "a measured time >= 0");
+  SolvedCompute out;
+  auto sim = [&](Tick c) {
+    ++out.simulations;
+    return simulate_at(c);
+  };
+  const Tick tolerance = tolerance_of(measured, rel_tolerance);
+  const Tick f_lo = sim(0) - measured;
+  if (f_lo >= -tolerance) {
+    out.compute = 0;
+    out.simulated = f_lo + measured;
+    out.exact = f_lo <= tolerance;
+    out.hidden = true;
+    return out;
+  }
+  // sim_alone(T) >= T: the chunks' compute alone runs one after another for T.
+  const Tick hi = std::max<Tick>(1, measured), f_hi = sim(hi) - measured;
+  FUSIM_ASSERT(f_hi >= 0, "the simulated op alone is at least its compute time");
+  Bracket b;
+  b.start(f_lo, hi, f_hi);
+  for (int it = 0; it < 64 && b.open() && std::abs(b.best_f) > tolerance; ++it) {
+    const Tick c = b.next();
+    b.take(c, sim(c) - measured);
+  }
+  out.compute = b.best;
+  out.simulated = measured + b.best_f;
+  out.exact = std::abs(b.best_f) <= tolerance;
+  out.hidden = b.best <= 2 * tolerance;
   return out;
 }
 }  // namespace
@@ -115,6 +138,84 @@ SolvedCompute solve_compute_in_schedule(const workload::Trace& trace,
     const OpTiming& t = r.per_op[std::size_t(op)];
     return t.end - t.start;
   });
+}
+
+std::vector<SolvedCompute> solve_computes_in_schedule(
+    const workload::Trace& trace, const schedule::Schedule& schedule, const std::vector<int>& ops,
+    const Machine& machine, const SimOptions& options, const std::vector<Tick>& measured,
+    double rel_tolerance) {
+  const std::size_t n = ops.size();
+  FUSIM_ASSERT(measured.size() == n, "one measured time per op");
+  for (std::size_t i = 0; i < n; ++i)
+    FUSIM_ASSERT(ops[i] >= 0 && ops[i] < int(schedule.ops.size()) && measured[i] >= 0,
+                 "ops of the schedule with measured times >= 0");
+  if (n == 0) return {};
+  SimOptions o = options;
+  o.progress = nullptr;
+  o.op_compute.assign(schedule.ops.size(), -1);
+  std::vector<Tick> c(n, 0), f(n, 0), tolerance(n);
+  int simulations = 0;
+  auto run = [&] {
+    for (std::size_t i = 0; i < n; ++i) o.op_compute[std::size_t(ops[i])] = c[i];
+    const RunResult r = simulate(trace, schedule, machine, o);
+    ++simulations;
+    for (std::size_t i = 0; i < n; ++i) {
+      const OpTiming& t = r.per_op[std::size_t(ops[i])];
+      f[i] = t.end - t.start - measured[i];
+    }
+  };
+  std::vector<Bracket> b(n);
+  std::vector<char> hidden(n, 0), moved(n, 0);
+  run();  // every c at 0: an op at or past its time is memory-bound (hidden), as alone
+  bool searching = false;
+  for (std::size_t i = 0; i < n; ++i) {
+    tolerance[i] = tolerance_of(measured[i], rel_tolerance);
+    hidden[i] = f[i] >= -tolerance[i];
+    if (!hidden[i]) c[i] = std::max<Tick>(1, measured[i]), searching = true;
+  }
+  if (searching) {
+    const std::vector<Tick> f0 = f;
+    run();
+    for (std::size_t i = 0; i < n; ++i)
+      if (!hidden[i]) {
+        FUSIM_ASSERT(f[i] >= 0, "the simulated op is at least its compute time");
+        b[i].start(f0[i], c[i], f[i]);
+      }
+    for (int it = 0; it < 64; ++it) {
+      bool any = false;
+      for (std::size_t i = 0; i < n; ++i) {
+        moved[i] = !hidden[i] && std::abs(f[i]) > tolerance[i] && b[i].open();
+        if (moved[i]) c[i] = b[i].next(), any = true;
+      }
+      if (!any) break;
+      run();
+      for (std::size_t i = 0; i < n; ++i)
+        if (moved[i]) b[i].take(c[i], f[i]);
+    }
+  }
+  std::vector<SolvedCompute> out(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    SolvedCompute& r = out[i];
+    r.simulations = simulations;
+    if (!hidden[i] && std::abs(f[i]) > tolerance[i]) {
+      // Its function moved with the others' c: alone, the others held where they ended.
+      SimOptions alone = o;
+      for (std::size_t k = 0; k < n; ++k) alone.op_compute[std::size_t(ops[k])] = c[k];
+      const std::size_t id = std::size_t(ops[i]);
+      r = solve_for(measured[i], rel_tolerance, [&](Tick ci) {
+        alone.op_compute[id] = ci;
+        const RunResult run_alone = simulate(trace, schedule, machine, alone);
+        return run_alone.per_op[id].end - run_alone.per_op[id].start;
+      });
+      r.simulations += simulations;
+      continue;
+    }
+    r.compute = c[i];
+    r.simulated = measured[i] + f[i];
+    r.exact = std::abs(f[i]) <= tolerance[i];
+    r.hidden = hidden[i] || c[i] <= 2 * tolerance[i];
+  }
+  return out;
 }
 
 }  // namespace fusim::exec

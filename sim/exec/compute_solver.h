@@ -20,6 +20,7 @@
 // c = 0 is slower than T (the model's memory alone exceeds the measurement) c is 0 and
 // the result says it is not exact.
 #include <cstdint>
+#include <vector>
 
 #include "exec/machine.h"
 #include "exec/simulate.h"
@@ -66,5 +67,20 @@ SolvedCompute solve_compute_in_schedule(const workload::Trace& trace,
                                         const schedule::Schedule& schedule, int op,
                                         const Machine& machine, const SimOptions& options,
                                         Tick measured, double rel_tolerance = 1e-4);
+
+// Several ops of one schedule solved together (what calibrate does with a probe's F, Bx and
+// Bw): each simulation sets every op's candidate c and advances each op's own bracket by
+// its own duration, so the ops cost the simulations of one solve instead of one solve
+// each. In a step the ops barely move each other's durations (their cache contents do not
+// depend on compute; posted writebacks and overlaps do, a little), and what does move is
+// the context each op is then solved in: the other solved ops at their solved c, where the
+// one-at-a-time solve left them at the machine's cost model. The result of op ops[i] holds
+// for the final c of all: an op the joint brackets leave outside its tolerance (its
+// function moved under it) is solved once more alone, the others held at their c.
+// `simulations` counts every simulation the op took part in.
+std::vector<SolvedCompute> solve_computes_in_schedule(
+    const workload::Trace& trace, const schedule::Schedule& schedule, const std::vector<int>& ops,
+    const Machine& machine, const SimOptions& options, const std::vector<Tick>& measured,
+    double rel_tolerance = 1e-4);
 
 }  // namespace fusim::exec

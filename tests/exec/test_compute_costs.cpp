@@ -663,6 +663,69 @@ TEST_CASE("an op measured in isolation and simulated in isolation gives its time
   CHECK(checked >= 8);
 }
 
+TEST_CASE("ops solved together in their step give each its measured time back") {
+  // What calibrate does with a probe's F, Bx and Bw: step 1's ops with work, each given a
+  // compute c*, simulated in the step; their durations are the "measured" times. Solved
+  // together, every op's c reproduces its time within the tolerance in one simulation of
+  // all the solved c (the ops move each other only through the memory system), at fewer
+  // simulations than solving them one at a time.
+  const auto trace = mlp();
+  const auto s = adam_two_steps(trace);
+  const auto m = test::defaults::tiny_cpu().memory(50, 2).build();
+  auto o = no_warmup();
+  o.chunk_bytes = 64;  // several chunks: compute and memory overlap, sim(c) bends
+  std::vector<int> ids;
+  auto truth = o;
+  truth.op_compute.assign(s.ops.size(), -1);
+  for (const auto& op : s.ops)
+    if (op.kernels > 0 && op.step == 1 && op.kind != schedule::OpKind::Update) {
+      ids.push_back(op.id);
+      truth.op_compute[std::size_t(op.id)] = ns(40) * Tick(ids.size());
+    }
+  REQUIRE(ids.size() >= 4);
+  const auto reference = exec::simulate(trace, s, m, truth);
+  std::vector<Tick> measured;
+  for (int id : ids)
+    measured.push_back(reference.per_op[std::size_t(id)].end -
+                       reference.per_op[std::size_t(id)].start);
+  const double tolerance = 1e-3;
+  const auto joint = exec::solve_computes_in_schedule(trace, s, ids, m, o, measured, tolerance);
+  REQUIRE(joint.size() == ids.size());
+  auto back = o;
+  back.op_compute.assign(s.ops.size(), -1);
+  int one_at_a_time = 0;
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    INFO("op " << ids[i]);
+    CHECK(joint[i].exact);
+    CHECK_FALSE(joint[i].hidden);
+    // The compute that produced the time, up to the tolerance's worth of it.
+    const Tick truth_c = truth.op_compute[std::size_t(ids[i])];
+    CHECK(std::abs(joint[i].compute - truth_c) <= std::max<Tick>(ns(2), measured[i] / 500));
+    back.op_compute[std::size_t(ids[i])] = joint[i].compute;
+    one_at_a_time +=
+        exec::solve_compute_in_schedule(trace, s, ids[i], m, o, measured[i], tolerance).simulations;
+  }
+  const auto again = exec::simulate(trace, s, m, back);
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    const auto& t = again.per_op[std::size_t(ids[i])];
+    CHECK(joint[i].simulated == t.end - t.start);
+    CHECK(std::abs(joint[i].simulated - measured[i]) <=
+          std::max<Tick>(ns(1), Tick(double(measured[i]) * tolerance)));
+  }
+  CHECK(joint[0].simulations * 2 < one_at_a_time);
+  // An op whose time its memory alone exceeds: compute 0, hidden, not exact; the others
+  // are solved as before.
+  std::vector<Tick> short_first = measured;
+  short_first[0] = 1;
+  const auto with_short =
+      exec::solve_computes_in_schedule(trace, s, ids, m, o, short_first, tolerance);
+  CHECK(with_short[0].compute == 0);
+  CHECK(with_short[0].hidden);
+  CHECK_FALSE(with_short[0].exact);
+  for (std::size_t i = 1; i < ids.size(); ++i) CHECK(with_short[i].exact);
+  CHECK(exec::solve_computes_in_schedule(trace, s, {}, m, o, {}, tolerance).empty());
+}
+
 TEST_CASE("serial memory: an op's memory time adds to its compute, chunk by chunk") {
   // compute.memory_overlap "serial" (compute_config.h): with a fixed-latency memory, an
   // op's time is its memory-only time plus its compute, exactly; double-buffered hides part
