@@ -12,6 +12,7 @@
 #include "backend/probe_trace.h"
 #include "backend/run_plan.h"
 #include "compute/op_cost_model.h"
+#include "exec/simulate.h"
 #include "schedule/schedule.h"
 #include "workload/trace_io.h"
 
@@ -140,15 +141,10 @@ std::map<std::pair<std::string, int>, double> op_medians(const exec::RunResult& 
   return out;
 }
 
-// One probe's medians: an update's extra time at a switch, the op's after one, and the
-// bytes an update touches; over every layer ("") and per layer op of the update.
-struct Measured {
-  double update_ns = 0, after_ns = 0, bytes = 0;
-  std::size_t updates = 0, afters = 0;
-};
-
-std::map<std::string, Measured> measure(const workload::Trace& trace, const std::string& optimizer,
-                                        int threads) {
+// A probe's two schedules run (or simulated) on this host.
+std::map<std::string, SwitchSamples> measure(const workload::Trace& trace,
+                                             const std::string& optimizer, int threads,
+                                             const exec::Machine* model) {
   RunOptions ro;
   ro.threads = threads;
   ro.warmup = 2;
@@ -159,48 +155,18 @@ std::map<std::string, Measured> measure(const workload::Trace& trace, const std:
       build_run_schedules(trace, {schedule::Ordering::Eager, schedule::Ordering::BackwardFused},
                           optimizer, schedule::OptimizerImpl::Foreach, ro);
   const RunReport report = run_schedules(trace, schedules, optimizer_config(optimizer), ro);
-  const auto eager = op_medians(report.results.at(0));
-  const auto fused = op_medians(report.results.at(1));
-  // An op's key at a switch in backward-fused and at none in eager (eager's first update
-  // and first forward of a step sit at one: left out).
-  std::map<std::pair<std::string, int>, int> eager_switch;
-  const auto& es = schedules.at(0);
-  const auto ew = switches(es);
-  for (const auto& op : es.ops)
-    if (ew[std::size_t(op.id)])
-      eager_switch[{std::string(schedule::to_string(op.kind)), op.layer}] = 1;
-  const auto& fs = schedules.at(1);
-  const auto fw = switches(fs);
-  // Per group ("" every layer, else the update's layer op; an op after an update counts
-  // in "" only): the differences and the updates' bytes.
-  struct Samples {
-    std::vector<double> update, after, bytes;
-  };
-  std::map<std::string, Samples> groups;
-  std::map<std::pair<std::string, int>, bool> seen;
-  for (const auto& op : fs.ops) {
-    const int w = fw[std::size_t(op.id)];
-    if (!w) continue;
-    const std::pair<std::string, int> key{std::string(schedule::to_string(op.kind)), op.layer};
-    if (eager_switch.count(key) || seen[key]) continue;
-    seen[key] = true;
-    const auto e = eager.find(key), f = fused.find(key);
-    if (e == eager.end() || f == fused.end()) continue;
-    const double extra = f->second - e->second;
-    if (w == 2) {
-      groups[""].after.push_back(extra);
-      continue;
-    }
-    const double b = double(compute::touched_bytes(fs, op));
-    for (const std::string& g : {std::string(), std::string(workload::to_string(op.layer_op))}) {
-      groups[g].update.push_back(extra);
-      groups[g].bytes.push_back(b);
-    }
-  }
-  std::map<std::string, Measured> out;
-  for (auto& [g, v] : groups)
-    out[g] = {median(v.update), median(v.after), median(v.bytes), v.update.size(), v.after.size()};
-  return out;
+  if (!model)
+    return switch_samples(schedules.at(0), schedules.at(1), report.results.at(0),
+                          report.results.at(1));
+  // The same schedules on the model (tensor fidelity, as predictions run): the memory side's
+  // difference between the two, which the simulation gives by itself.
+  exec::SimOptions sim;
+  sim.fidelity = exec::Fidelity::Tensor;
+  sim.warmup_steps = 1;
+  const exec::RunResult eager = exec::simulate(trace, schedules.at(0), *model, sim);
+  const exec::RunResult fused = exec::simulate(trace, schedules.at(1), *model, sim);
+  return switch_samples(schedules.at(0), schedules.at(1), report.results.at(0),
+                        report.results.at(1), &eager, &fused);
 }
 
 // fixed + per_mib x MiB through the two widths' points, both >= 0.
@@ -214,9 +180,69 @@ std::pair<double, double> line(double mib_a, double ns_a, double mib_b, double n
 
 }  // namespace
 
-SwitchCosts measure_switch_costs(const std::string& optimizer, int threads) {
-  const Measured a = measure(switch_probe_mlp(256), optimizer, threads)[""];
-  const Measured b = measure(switch_probe_mlp(1024), optimizer, threads)[""];
+std::map<std::string, SwitchSamples> switch_samples(const schedule::Schedule& es,
+                                                    const schedule::Schedule& fs,
+                                                    const exec::RunResult& eager_measured,
+                                                    const exec::RunResult& fused_measured,
+                                                    const exec::RunResult* eager_simulated,
+                                                    const exec::RunResult* fused_simulated) {
+  const auto eager = op_medians(eager_measured);
+  const auto fused = op_medians(fused_measured);
+  const bool simulated = eager_simulated && fused_simulated;
+  std::map<std::pair<std::string, int>, double> sim_eager, sim_fused;
+  if (simulated) sim_eager = op_medians(*eager_simulated), sim_fused = op_medians(*fused_simulated);
+  // An op's key at a switch in backward-fused and at none in eager (eager's first update
+  // and first forward of a step sit at one: left out).
+  std::map<std::pair<std::string, int>, int> eager_switch;
+  const auto ew = switches(es);
+  for (const auto& op : es.ops)
+    if (ew[std::size_t(op.id)])
+      eager_switch[{std::string(schedule::to_string(op.kind)), op.layer}] = 1;
+  const auto fw = switches(fs);
+  // Per group ("" every layer, else the update's layer op; an op after an update counts
+  // in "" only): the differences and the updates' bytes.
+  struct Samples {
+    std::vector<double> update, after, bytes, simulated_update;
+  };
+  std::map<std::string, Samples> groups;
+  std::map<std::pair<std::string, int>, bool> seen;
+  for (const auto& op : fs.ops) {
+    const int w = fw[std::size_t(op.id)];
+    if (!w) continue;
+    const std::pair<std::string, int> key{std::string(schedule::to_string(op.kind)), op.layer};
+    if (eager_switch.count(key) || seen[key]) continue;
+    seen[key] = true;
+    const auto e = eager.find(key), f = fused.find(key);
+    if (e == eager.end() || f == fused.end()) continue;
+    double modelled = 0;
+    if (simulated) {
+      const auto se = sim_eager.find(key), sf = sim_fused.find(key);
+      if (se == sim_eager.end() || sf == sim_fused.end()) continue;
+      modelled = sf->second - se->second;
+    }
+    const double extra = f->second - e->second - modelled;
+    if (w == 2) {
+      groups[""].after.push_back(extra);
+      continue;
+    }
+    const double b = double(compute::touched_bytes(fs, op));
+    for (const std::string& g : {std::string(), std::string(workload::to_string(op.layer_op))}) {
+      groups[g].update.push_back(extra);
+      groups[g].bytes.push_back(b);
+      groups[g].simulated_update.push_back(modelled);
+    }
+  }
+  std::map<std::string, SwitchSamples> out;
+  for (auto& [g, v] : groups)
+    out[g] = {median(v.update),          median(v.after),  median(v.bytes),
+              median(v.simulated_update), v.update.size(), v.after.size()};
+  return out;
+}
+
+SwitchCosts measure_switch_costs(const std::string& optimizer, int threads,
+                                 const exec::Machine* model) {
+  const SwitchSamples a = measure(switch_probe_mlp(256), optimizer, threads, model)[""];
+  const SwitchSamples b = measure(switch_probe_mlp(1024), optimizer, threads, model)[""];
   const double mib_a = a.bytes / double(1 << 20), mib_b = b.bytes / double(1 << 20);
   SwitchCosts c;
   std::tie(c.update_ns, c.update_per_mib_ns) = line(mib_a, a.update_ns, mib_b, b.update_ns);
@@ -230,9 +256,15 @@ SwitchCosts measure_switch_costs(const std::string& optimizer, int threads) {
       "medians {:.0f} / {:.0f} ns (update) and {:.0f} / {:.0f} ns (after one), a line "
       "through them",
       kLayers, kBatch, optimizer, mib_a, mib_b, a.update_ns, b.update_ns, a.after_ns, b.after_ns);
+  if (model)
+    c.how += fmt::format(
+        " (each difference less the same op's simulated on this host's model with the fitted "
+        "op costs, tensor fidelity: the caches' part, which predictions simulate themselves; "
+        "simulated update differences {:.0f} / {:.0f} ns)",
+        a.simulated_update_ns, b.simulated_update_ns);
   // The CNN's layers: each layer op's median less the line's per-MiB part at its median
   // MiB is its fixed part (>= 0), the per-MiB part the MLPs'.
-  const auto cnn = measure(switch_probe_cnn(), optimizer, threads);
+  const auto cnn = measure(switch_probe_cnn(), optimizer, threads, model);
   for (const auto& [op, m] : cnn) {
     if (op.empty() || m.updates < 3) continue;
     const double mib = m.bytes / double(1 << 20);

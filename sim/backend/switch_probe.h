@@ -7,9 +7,13 @@
 // measured 10-33 us more than the same update in eager's run of updates, the backward op
 // after it 1-37 us more (validate --per-op): the code and state one side leaves cold for
 // the other. No torch types here.
+#include <map>
 #include <string>
 #include <vector>
 
+#include "exec/machine.h"
+#include "exec/run_result.h"
+#include "schedule/schedule.h"
 #include "workload/trace.h"
 
 namespace fusim::backend {
@@ -45,7 +49,31 @@ struct SwitchCosts {
 // median difference less the line's per-MiB part is that op's fixed part (by_layer_op).
 // A 12-layer MLP 32 wide shows no such cost (-1 us), so it is not given to every layer.
 // `threads`: the machine's threads_per_op.
-SwitchCosts measure_switch_costs(const std::string& optimizer, int threads);
+// `model`: this host's machine with the fitted op costs and no switch costs yet. With it,
+// each op's difference is taken less the same op's difference simulated on it (the same
+// schedules, tensor fidelity): a backward-fused update finds its gradient and weights in
+// cache, which the simulation gives by itself, so the raw difference counted it twice. On
+// the 2-core EPYC VM the 1024-wide MLP's SGD updates (8 MiB) ran 206 us faster at a switch
+// than in eager, which drove the line below zero and the switch cost of every SGD update to
+// 0, while the simulation gave them most of that saving again.
+SwitchCosts measure_switch_costs(const std::string& optimizer, int threads,
+                                 const exec::Machine* model = nullptr);
+
+// One probe's samples: for every op of `fused` at a switch whose (kind, layer) twin in
+// `eager` sits at none, the op's median time over the measured steps of `fused_measured`
+// minus its twin's in `eager_measured`, less the same difference between `fused_simulated`
+// and `eager_simulated` where both are given; medians per group: "" (every layer) and each
+// update's layer op (an op after an update counts in "" only).
+struct SwitchSamples {
+  double update_ns = 0, after_ns = 0, bytes = 0;  // medians (bytes: what an update touches)
+  double simulated_update_ns = 0;                 // median of the simulated differences
+  std::size_t updates = 0, afters = 0;            // samples
+};
+std::map<std::string, SwitchSamples> switch_samples(
+    const schedule::Schedule& eager, const schedule::Schedule& fused,
+    const exec::RunResult& eager_measured, const exec::RunResult& fused_measured,
+    const exec::RunResult* eager_simulated = nullptr,
+    const exec::RunResult* fused_simulated = nullptr);
 
 // The probes' traces: kLayers linear + relu layers `width` wide, and kLayers blocks of a 3x3
 // convolution, batch norm and relu (32 channels of 16x16), each with a 4-class head and

@@ -192,11 +192,16 @@ void run_calibrate(CalibrateCmdOptions opt) {
     // Adam's are the general ones ("switch.U"); SGD's, whose update touches a third of the
     // bytes per parameter, its own ("switch.U.sgd").
     std::string switch_how;
+    // The model the switch differences are simulated on: this host with the op costs just
+    // fitted and no switch costs (what a prediction simulates before adding them).
+    exec::Machine fitted = host;
+    fitted.compute.op_costs = costs;
     for (const std::string optimizer : {"adam", "sgd"}) {
       // Normalized like the op probes: a switch cost is a difference of two measured times,
       // and moves with the host's speed as they do.
       const double before = fo.speed_probe ? fo.speed_probe() : 0;
-      const backend::SwitchCosts sw = backend::measure_switch_costs(optimizer, fo.threads);
+      const backend::SwitchCosts sw =
+          backend::measure_switch_costs(optimizer, fo.threads, &fitted);
       double factor = 1;
       if (fo.speed_probe) {
         const double after = fo.speed_probe();

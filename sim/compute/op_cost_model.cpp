@@ -205,7 +205,11 @@ Tick switch_cost(const OpCostModel& model, const schedule::Schedule& schedule,
     if (prev.stream != op.stream) continue;
     if ((prev.kind == OpKind::Update) == update) return 0;
     const double mib = double(touched_bytes(schedule, update ? op : prev)) / double(1 << 20);
-    return ns(f->fixed_ns + f->per_mib_ns * mib);
+    // The per-MiB part was measured on updates right after the backward op that wrote
+    // their gradient (calibrate's backward-fused probes): an update after another layer's
+    // op (forward-fused: the forward before it) pays the fixed part alone.
+    const bool own = prev.layer == op.layer;
+    return ns(f->fixed_ns + (own || !update ? f->per_mib_ns * mib : 0.0));
   }
   return 0;
 }

@@ -1063,6 +1063,11 @@ TEST_CASE("switch costs grow with the MiB the update touches") {
   CHECK(compute::switch_cost(m, s, s.ops[0]) == 0);               // nothing before it
   CHECK(compute::switch_cost(m, s, s.ops[1]) == ns(1000 + 600));  // 2 MiB x 300
   CHECK(compute::switch_cost(m, s, s.ops[2]) == ns(500 + 200));   // the update's 2 MiB x 100
+  // An update after another layer's op (forward-fused: the forward before it) pays the
+  // fixed part alone: the per-MiB part was measured after the update's own backward.
+  s.ops[0].layer = 1;
+  CHECK(compute::switch_cost(m, s, s.ops[1]) == ns(1000));
+  CHECK(compute::switch_cost(m, s, s.ops[2]) == ns(500 + 200));  // the op after it: unchanged
 }
 
 TEST_CASE("switch costs: the most specific family first, by optimizer and layer op") {
