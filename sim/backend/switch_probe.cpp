@@ -234,7 +234,7 @@ std::map<std::string, SwitchSamples> switch_samples(const schedule::Schedule& es
   }
   std::map<std::string, SwitchSamples> out;
   for (auto& [g, v] : groups)
-    out[g] = {median(v.update),          median(v.after),  median(v.bytes),
+    out[g] = {median(v.update),           median(v.after), median(v.bytes),
               median(v.simulated_update), v.update.size(), v.after.size()};
   return out;
 }

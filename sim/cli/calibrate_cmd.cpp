@@ -200,8 +200,7 @@ void run_calibrate(CalibrateCmdOptions opt) {
       // Normalized like the op probes: a switch cost is a difference of two measured times,
       // and moves with the host's speed as they do.
       const double before = fo.speed_probe ? fo.speed_probe() : 0;
-      const backend::SwitchCosts sw =
-          backend::measure_switch_costs(optimizer, fo.threads, &fitted);
+      const backend::SwitchCosts sw = backend::measure_switch_costs(optimizer, fo.threads, &fitted);
       double factor = 1;
       if (fo.speed_probe) {
         const double after = fo.speed_probe();

@@ -161,8 +161,8 @@ OpCost family_cost(const FamilyCost& family, double peak_flops_per_second, std::
 // touches (switch_bytes: that update's, or the one before; an update whose previous op is
 // another layer's, as forward-fused's are, pays the fixed part alone: calibrate measured
 // the per-MiB part on updates right after their own layer's backward); 0 without those
-// families, or at no switch. The families' fits exclude it (their probes' ops sit at no switch), so a
-// fused ordering pays it twice per layer and eager twice per step.
+// families, or at no switch. The families' fits exclude it (their probes' ops sit at no switch), so
+// a fused ordering pays it twice per layer and eager twice per step.
 Tick switch_cost(const OpCostModel& model, const schedule::Schedule& schedule,
                  const schedule::Op& op);
 // The bytes of the distinct tensors an op's passes touch.
