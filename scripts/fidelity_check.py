@@ -54,7 +54,7 @@ def profile_file(out_file):
     return out_file[:-len(".json")] + "_profile.json"
 
 
-def repredict(fusim, trace, machine, doc, out_file, args):
+def repredict(fusim, trace, machine, doc, out_file, path, args):
     """The results of a validate output predicted again on `machine`: from the profile that
     validate measured and saved (`fusim simulate --profile`) on the profiled paths, from the
     machine file alone on the analytic one (validate's fidelity and simulated steps either
@@ -69,6 +69,16 @@ def repredict(fusim, trace, machine, doc, out_file, args):
     # validate's (4 steps, the first a warm-up), compared with the same measured steps.
     if os.path.exists(profile_file(out_file)):
         cmd += ["--profile", profile_file(out_file)]
+    with open(machine) as f:
+        host = json.load(f).get("host") or {}
+    if path == "analytic-run-speed":
+        # As `validate --host-speed run` predicted: every compute cost scaled by the op speed
+        # probe's median during the steps over MACHINE's calibrated one.
+        speed = ((doc.get("conditions") or {}).get("op_probe_us") or {}).get("median")
+        if not speed or not host.get("op_probe_us"):
+            sys.exit(f"fidelity_check: {out_file}: expected conditions.op_probe_us.median and "
+                     f"{machine}: host.op_probe_us for analytic-run-speed")
+        cmd += ["--compute-scale", repr(speed / host["op_probe_us"])]
     sim = json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)
     predicted = {r["ordering"]: r["step_time_ms"] for r in sim["results"]}
     eager = predicted.get("eager")
@@ -80,8 +90,6 @@ def repredict(fusim, trace, machine, doc, out_file, args):
             r["speedup_error_points"] = 100 * (r["predicted_speedup"] - r["measured_speedup"])
     doc["machine"] = machine
     # The host as MACHINE was calibrated: the DRAM and speed ratios compare with it.
-    with open(machine) as f:
-        host = json.load(f).get("host") or {}
     doc["calibrated_dram_triad_gbs"] = host.get("dram_triad_gbs")
     doc["calibrated_op_probe_us"] = host.get("op_probe_us")
     return doc
@@ -196,7 +204,8 @@ def main():
     ap.add_argument("--repredict", metavar="MACHINE",
                     help="measure nothing: predict the results of --out again on MACHINE (the "
                          "profiled paths from the profiles validate saved there, --save-profile; "
-                         "the analytic path from MACHINE alone; not analytic-run-speed), and "
+                         "the analytic path from MACHINE alone, analytic-run-speed with its compute "
+                         "scaled by the run's op speed probe over MACHINE's), and "
                          "summarise those (not written to OUT/summary.*)")
     ap.add_argument("--paths", default="analytic,in-run",
                     help="comma list of analytic, analytic-run-speed, in-run, auto, in-step")
@@ -225,11 +234,11 @@ def main():
         with open(file) as f:
             doc = json.load(f)
         if args.repredict:
-            if path != "analytic" and not os.path.exists(profile_file(file)):
-                continue  # analytic-run-speed (its speed was the run's), outputs from
-                # before --save-profile
+            if path not in ("analytic", "analytic-run-speed") and not os.path.exists(
+                    profile_file(file)):
+                continue  # outputs from before --save-profile
             trace = capture(model, args.batch, args.resolution, args.out)
-            doc = repredict(args.fusim, trace, args.repredict, doc, file, args)
+            doc = repredict(args.fusim, trace, args.repredict, doc, file, path, args)
         dram = (doc.get("conditions") or {}).get("dram_triad_gbs") or {}
         calibrated = doc.get("calibrated_dram_triad_gbs")
         speed = (doc.get("conditions") or {}).get("op_probe_us") or {}

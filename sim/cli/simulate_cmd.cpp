@@ -35,6 +35,9 @@ struct SimulateCmdOptions {
   std::string fidelity = "tensor", block = "4KiB", chunk = "auto", timeline, mixed, profile;
   std::string execution = "layers";
   std::vector<std::string> sets;
+  // --compute-scale: every op's compute cost times this (memory unchanged); 1 leaves the
+  // machine as it is.
+  double compute_scale = 1;
   // 4 steps: forward-fused needs warm-up step 0, step 1 (its first updates ever: the
   // optimizer state's compulsory misses), a measured step 2 and a step 3 that the final
   // flush trails; the other orderings measure steps 1 and 2.
@@ -69,10 +72,12 @@ std::string mib_text(std::int64_t bytes) {
 // The multi-device step of a parallel plan: the cluster's GPU is the machine, `tensor` the
 // default fidelity (100-layer models), the trace one microbatch.
 void run_plan_simulate(const SimulateCmdOptions& opt) {
-  const std::pair<const char*, bool> single_device_only[] = {{"--machine", !opt.machine.empty()},
-                                                             {"--mixed", !opt.mixed.empty()},
-                                                             {"--profile", !opt.profile.empty()},
-                                                             {"--set", !opt.sets.empty()}};
+  const std::pair<const char*, bool> single_device_only[] = {
+      {"--machine", !opt.machine.empty()},
+      {"--mixed", !opt.mixed.empty()},
+      {"--profile", !opt.profile.empty()},
+      {"--set", !opt.sets.empty()},
+      {"--compute-scale", opt.compute_scale != 1}};
   for (auto [name, given] : single_device_only)
     if (given)
       throw InputError(fmt::format(
@@ -111,7 +116,18 @@ void run_simulate(const SimulateCmdOptions& opt) {
   schedule::check_mixed_option(orderings, opt.mixed);
   std::vector<exec::Override> overrides;
   for (const auto& s : opt.sets) overrides.push_back(exec::parse_override(s));
-  const exec::Machine machine = exec::load_machine(opt.machine, overrides);
+  exec::Machine machine = exec::load_machine(opt.machine, overrides);
+  // The analytic op costs at another speed of the same cores: a host that ran slower than
+  // it was calibrated (`validate --host-speed run` does this with the op speed probe's ratio),
+  // or a what-if of faster cores under the same memory system.
+  if (opt.compute_scale != 1) {
+    if (!opt.profile.empty())
+      throw InputError(fmt::format(
+          "--compute-scale: expected no --profile (got {}): a profile's compute times are "
+          "measured ones",
+          opt.profile));
+    machine.compute = compute::with_compute_time_scaled(machine.compute, opt.compute_scale);
+  }
   const workload::Trace trace = load_trace_option(opt.trace, opt.batch);
   schedule::ScheduleRequest request;
   request.optimizer = opt.optimizer;
@@ -200,6 +216,7 @@ void run_simulate(const SimulateCmdOptions& opt) {
                         {"fidelity", opt.fidelity},
                         {"steps", opt.steps},
                         {"results", std::move(results)}};
+  if (opt.compute_scale != 1) doc["compute_scale"] = opt.compute_scale;
   CsvRecords csv{doc["results"],
                  exec::csv_columns(runs.front().detail.result, {"speedup_vs_eager"})};
   print_result(opt.format, doc, table, {csv});
@@ -283,6 +300,13 @@ void add_simulate_command(CLI::App& app) {
   cmd->add_option("--set", opt->sets,
                   "Override a machine field before simulating: PATH=VALUE, e.g. "
                   "caches.LLC.size=32MiB, dram.channels=4 (repeatable)");
+  cmd->add_option("--compute-scale", opt->compute_scale,
+                  "Every op's compute cost times this factor, memory as the machine has it: "
+                  "1.2 is a host running its ops 20% slower than it was calibrated (what "
+                  "`validate --host-speed run` applies from its op speed probe), 0.5 cores "
+                  "twice as fast (not with --profile)")
+      ->check(CLI::Range(0.01, 100.0))
+      ->capture_default_str();
   cmd->add_option("--timeline", opt->timeline,
                   "Write a Chrome/Perfetto trace JSON (open in ui.perfetto.dev): a track per "
                   "stream, ops as slices, DRAM bandwidth counter (the shape of `fusim run "

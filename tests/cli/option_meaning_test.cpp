@@ -83,3 +83,32 @@ TEST_CASE("run --block is the deprecated spelling of --steps-per-block, with a w
   CHECK(two.err.find(" 3/3 steps  ") != std::string::npos);
 }
 #endif
+
+TEST_CASE("simulate --compute-scale 2 is the machine with every compute cost doubled") {
+  // xeon-8380-ddr4's compute: 8000 ns dispatch and seven class efficiencies. Twice the
+  // compute time is twice the dispatch and half each efficiency; memory stays as it was.
+  const std::string dir = scratch_dir("cli-compute-scale");
+  const std::string sim = "simulate --trace " FUSIM_SOURCE_DIR
+                          "/traces/examples/mlp_tiny.json --machine xeon-8380-ddr4 "
+                          "--ordering all --json";
+  FusimRun scaled = run_fusim(dir, sim + " --compute-scale 2");
+  INFO(scaled.err);
+  REQUIRE(scaled.exit_code == 0);
+  const std::string by_hand =
+      " --set compute.dispatch_overhead_ns=16000 --set compute.efficiency.gemm=0.4"
+      " --set compute.efficiency.conv=0.325 --set compute.efficiency.elementwise=0.25"
+      " --set compute.efficiency.norm=0.2 --set compute.efficiency.reduction=0.15"
+      " --set compute.efficiency.pool=0.2 --set compute.efficiency.attention=0.25";
+  FusimRun set = run_fusim(dir, sim + by_hand);
+  INFO(set.err);
+  REQUIRE(set.exit_code == 0);
+  FusimRun plain = run_fusim(dir, sim);
+  REQUIRE(plain.exit_code == 0);
+  json a = json::parse(scaled.out), b = json::parse(set.out), c = json::parse(plain.out);
+  CHECK(a["compute_scale"] == 2.0);
+  a.erase("compute_scale");
+  CHECK(a == b);
+  // And it changed something: the step is slower than the unscaled machine's.
+  CHECK(a["results"][0]["step_time_ms"].get<double>() >
+        c["results"][0]["step_time_ms"].get<double>());
+}

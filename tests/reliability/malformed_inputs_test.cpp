@@ -389,6 +389,12 @@ std::vector<Case> cases() {
        "simulate --trace " + kTrace +
            R"sh( --machine xeon-8380-ddr4 --ordering eager --set "caches.LLC.size=$(printf '48M\240')")sh",
        {"xeon-8380-ddr4.json", "caches.levels[2].size", "48M"}},
+      {"simulate: --compute-scale not positive",
+       "",
+       "",
+       "simulate --trace " + kTrace +
+           " --machine xeon-8380-ddr4 --ordering eager --compute-scale 0",
+       {"--compute-scale", "0"}},
       {"sweep: --set value that is not UTF-8",
        "",
        "",

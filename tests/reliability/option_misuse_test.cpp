@@ -163,6 +163,11 @@ std::vector<Case> cases() {
            "validate --trace " + kTrace +
                " --machine xeon-8380-ddr4 --host-speed run --profile in-run",
            {"--host-speed run", "no --profile", "got in-run"}},
+          {"simulate --compute-scale with a profile",
+           "",
+           "simulate --trace " + kTrace +
+               " --machine xeon-8380-ddr4 --ordering eager --compute-scale 1.2 --profile " + kTrace,
+           {"--compute-scale: expected no --profile", "measured ones"}},
           // A preset has no host.op_probe_us: nothing to scale against.
           {"validate --host-speed run on a preset",
            "",
