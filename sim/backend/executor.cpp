@@ -145,6 +145,7 @@ RunReport execute_schedules(const workload::Trace& trace,
   RunReport report;
   auto& cond = report.conditions;
   cond.load_before = load_average();
+  const CpuReading cpu_before = read_cpu();
   cond.cpus = online_cpus();
   if (o.threads > 0) at::set_num_threads(o.threads);
   cond.threads = at::get_num_threads();
@@ -301,6 +302,9 @@ RunReport execute_schedules(const workload::Trace& trace,
   for (auto& r : runs)  // the rest, e.g. forward-fused's final flush; never measured
     run_iterations(r, int(r.boundaries.size()) - 1 - r.next_iteration, false, false);
   cond.load_after = load_average();
+  const OtherCpu others = other_cpu_between(cpu_before, read_cpu());
+  cond.other_cores = others.cores;
+  cond.steal_cores = others.steal_cores;
   cond.elapsed_s = elapsed();
 
   for (std::size_t k = 0; k < runs.size(); ++k) {

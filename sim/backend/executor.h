@@ -96,8 +96,11 @@ struct StepQuality {
 // The machine while it ran.
 struct RunConditions {
   double load_before = -1, load_after = -1;  // 1-minute load average
-  int cpus = 0, threads = 0;                 // online CPUs, intra-op threads
-  std::vector<int> pinned_cpus;              // empty: not pinned
+  // Mean cores other processes kept busy from the run's start to its end, and the cores the
+  // hypervisor stole (step_probe.h, CpuReading); -1: not known.
+  double other_cores = -1, steal_cores = -1;
+  int cpus = 0, threads = 0;     // online CPUs, intra-op threads
+  std::vector<int> pinned_cpus;  // empty: not pinned
   std::string pin_note;
   double elapsed_s = 0;
   int rounds = 1;          // rounds of blocks (1: no extension)
@@ -122,6 +125,10 @@ using DramSpread = SampleSpread;
 inline DramSpread dram_spread(const RunConditions& c) {
   return sample_spread(c.dram_triad_gbs);
 }
+// describe_run calls the machine busy when other processes used this many cores more than the
+// run left free, on average over the run; and says so for steal time above it.
+inline constexpr double kBusyCores = 0.25;
+
 // describe_run says the host's DRAM bandwidth moved when its samples span more than this
 // (max / min - 1): past it, memory-bound ops' times in different rounds are not alike.
 inline constexpr double kDramMoved = 0.15;

@@ -111,11 +111,28 @@ std::vector<std::string> describe_run(const RunReport& report, const RunOptions&
   for (const auto& r : report.results)
     several = several || r.execution != report.results.front().execution;
 
-  if (c.load_before >= 0 && c.cpus > 0 && c.load_before > double(c.cpus - c.threads) + 0.5)
+  // Busy: other processes used more than the cores the run left free, by a quarter core on
+  // average. Measured over the run (/proc/stat less this process) where the host says; the
+  // load average, which trails by a minute, only where it does not.
+  const double spare = double(std::max(0, c.cpus - c.threads)) + kBusyCores;
+  if (c.other_cores >= 0 && c.cpus > 0) {
+    if (c.other_cores > spare)
+      notes.push_back(fmt::format(
+          "busy machine: other processes kept {:.2f} cores busy on average during the run "
+          "(/proc/stat, this process's own CPU time taken out) on {} cores for {} threads: "
+          "they compete for the cores, step times are noisy",
+          c.other_cores, c.cpus, c.threads));
+  } else if (c.load_before >= 0 && c.cpus > 0 && c.load_before > double(c.cpus - c.threads) + 0.5) {
     notes.push_back(fmt::format(
         "busy machine: load average {:.2f} before the run on {} cores for {} threads: other "
         "processes compete for the cores, step times are noisy",
         c.load_before, c.cpus, c.threads));
+  }
+  if (c.steal_cores > kBusyCores)
+    notes.push_back(fmt::format(
+        "the hypervisor ran other guests on this VM's cores: {:.2f} cores of steal time on "
+        "average during the run; step times are noisy",
+        c.steal_cores));
   int dropped = 0, run = 0, kept_all = 0;
   for (const auto& q : report.quality) {
     dropped += q.steps_dropped;

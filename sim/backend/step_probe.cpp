@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -123,6 +124,38 @@ StepSample StepProbe::end(Tick wall) const {
 double load_average() {
   double load[1] = {-1};
   return getloadavg(load, 1) == 1 ? load[0] : -1;
+}
+
+CpuReading read_cpu() {
+  CpuReading r;
+  r.wall_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  r.self_s = double(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+             1e-6 * double(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+  std::ifstream in("/proc/stat");
+  std::string cpu;
+  long long user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0, steal = 0;
+  if (!(in >> cpu >> user >> nice >> system >> idle >> iowait >> irq >> softirq >> steal) ||
+      cpu != "cpu")
+    return r;
+  const double hz = double(sysconf(_SC_CLK_TCK));
+  if (!(hz > 0)) return r;
+  r.busy_s = double(user + nice + system + irq + softirq) / hz;
+  r.steal_s = double(steal) / hz;
+  return r;
+}
+
+OtherCpu other_cpu_between(const CpuReading& from, const CpuReading& to) {
+  OtherCpu o;
+  const double wall = to.wall_s - from.wall_s;
+  if (from.busy_s < 0 || to.busy_s < 0 || !(wall > 0)) return o;
+  // Jiffies tick at 100 Hz and this process's time at 1 us: a short interval can come out
+  // slightly negative.
+  o.cores = std::max(0.0, ((to.busy_s - from.busy_s) - (to.self_s - from.self_s)) / wall);
+  o.steal_cores = std::max(0.0, (to.steal_s - from.steal_s) / wall);
+  return o;
 }
 
 int online_cpus() {

@@ -50,6 +50,27 @@ class StepProbe {
 };
 
 double load_average();  // 1-minute load, -1 where unknown
+
+// The host's CPU accounting at one moment: /proc/stat's "cpu" line (all cores: user, nice,
+// system, irq and softirq jiffies are busy time, guests' included in user; steal apart) and
+// this process's own CPU time (getrusage RUSAGE_SELF, every thread). Two readings tell how
+// many cores other processes kept busy in between, which the 1-minute load average cannot:
+// it trails by a minute (a run right after another reads ~2 on 2 cores with nothing else
+// running) and on this project's VMs it also counts tasks the guest does not run (2.75 on 2
+// cores while /proc/stat showed both idle, 2026-12-07).
+struct CpuReading {
+  double busy_s = -1;  // host CPU-seconds busy since boot; -1: /proc/stat not readable
+  double steal_s = 0;  // CPU-seconds the hypervisor ran other guests on this VM's cores
+  double self_s = 0;   // this process's CPU-seconds
+  double wall_s = 0;   // steady clock, seconds
+};
+CpuReading read_cpu();
+// Mean cores over the interval: busy with other processes (host busy less this process),
+// and stolen by the hypervisor; both -1 where /proc/stat was not readable or no time passed.
+struct OtherCpu {
+  double cores = -1, steal_cores = -1;
+};
+OtherCpu other_cpu_between(const CpuReading& from, const CpuReading& to);
 int online_cpus();
 // Cores this process may run on (sched_getaffinity); at least 1.
 int allowed_cpus();

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 #include <memory>
+#include <thread>
 
 #include "backend/calibration.h"
 #include "backend/executor.h"
@@ -102,14 +103,22 @@ void run_calibrate(CalibrateCmdOptions opt) {
   };
   // Bandwidths, latencies and op times measured beside other work describe that work's
   // leftovers, not this host: say so where it is recorded (the file's sources) and here.
-  const double load_before = backend::load_average();
-  auto busy = [&](double load) { return load > 0.5 * cores; };
-  if (busy(load_before))
-    fmt::print(stderr,
-               "calibrate: warning: load average {:.2f} on {} cores before measuring: other "
-               "processes share the cores and memory bandwidth, so the machine file will "
-               "describe what is left over; calibrate on a quiet machine\n",
-               load_before, cores);
+  // Other processes' CPU from /proc/stat (backend/step_probe.h: the load average trails by a
+  // minute, so a run just before this one would read as busy): a short look before measuring,
+  // to warn while the user can still stop, and the whole calibration at the end.
+  const backend::CpuReading cpu_start = backend::read_cpu();
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  auto busy = [](double others) { return others > backend::kBusyCores; };
+  auto busy_text = [&](double others, const char* when) {
+    return fmt::format(
+        "other processes kept {:.2f} cores busy {} (/proc/stat, this process's CPU time "
+        "taken out) on {} cores: they share the cores and memory bandwidth, so the machine "
+        "file describes what they left; calibrate on a quiet machine",
+        others, when, cores);
+  };
+  const double others_before = backend::other_cpu_between(cpu_start, backend::read_cpu()).cores;
+  if (busy(others_before))
+    fmt::print(stderr, "calibrate: warning: {}\n", busy_text(others_before, "before measuring"));
   const auto c = backend::calibrate_host(progress, opt.threads > 0 ? opt.threads : cores);
   if (c.bw_disturbed > 0)
     fmt::print(stderr,
@@ -122,8 +131,11 @@ void run_calibrate(CalibrateCmdOptions opt) {
   // the engine the predictions will use.
   if (opt.memory_overlap != "double-buffered") doc["compute"]["memory_overlap"] = overlap;
   doc["sources"]["conditions"] =
-      fmt::format("load average {:.2f} before measuring, on {} cores{}", load_before, cores,
-                  busy(load_before) ? " (busy: figures describe what other processes left)" : "");
+      others_before < 0 ? fmt::format("on {} cores (/proc/stat not readable)", cores)
+                        : fmt::format(
+                              "{:.2f} cores busy with other processes before measuring, "
+                              "on {} cores",
+                              others_before, cores);
   // The output must load as a machine: a failure here is a bug in calibrate, not bad input.
   const exec::Machine host = exec::parse_machine(doc, opt.output);
   // The DRAM bandwidth the op probes had (backend/memory_probe.h, dram_probe_gbs): sampled
@@ -255,6 +267,12 @@ void run_calibrate(CalibrateCmdOptions opt) {
     if (drift.empty()) continue;
     fmt::print(stderr, "calibrate: warning: {}\n", drift);
     doc["sources"]["conditions"] = doc["sources"]["conditions"].get<std::string>() + "; " + drift;
+  }
+  const double others = backend::other_cpu_between(cpu_start, backend::read_cpu()).cores;
+  if (busy(others)) {
+    const std::string text = busy_text(others, "on average while calibrate measured");
+    fmt::print(stderr, "calibrate: warning: {}\n", text);
+    doc["sources"]["conditions"] = doc["sources"]["conditions"].get<std::string>() + "; " + text;
   }
   doc["sources"]["host.dram_triad_gbs"] = fmt::format(
       "median of {} samples of a {} triad on {} thread(s) (before, between and after the op "

@@ -10,6 +10,8 @@ nlohmann::json conditions_json(const backend::RunReport& report, const backend::
   auto or_null = [](double v) { return v < 0 ? nlohmann::json() : nlohmann::json(v); };
   return {{"load_average_before", or_null(c.load_before)},
           {"load_average_after", or_null(c.load_after)},
+          {"other_processes_cores", or_null(c.other_cores)},
+          {"steal_cores", or_null(c.steal_cores)},
           {"cpus", c.cpus},
           {"threads", c.threads},
           {"pinned_cpus", c.pinned_cpus},

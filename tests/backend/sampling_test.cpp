@@ -242,6 +242,34 @@ TEST_CASE("run's notes: inside or outside the noise, busy machine, dropped steps
   report.speedups[1].low = 1.015;
   report.speedups[1].high = 1.025;
   report.conditions.load_before = 0.3;
+  // /proc/stat's measurement over the run takes the place of the load average: a load of 2.4
+  // (a run just before this one) with 0.1 cores used by others is quiet, 0.3 cores is not
+  // (2 threads on 2 cores leave nothing free: 0.25 cores is the margin). Steal time is said
+  // apart.
+  {
+    auto with = [&](double load, double others, double steal) {
+      report.conditions.load_before = load;
+      report.conditions.other_cores = others;
+      report.conditions.steal_cores = steal;
+      std::string all;
+      for (const auto& n : backend::describe_run(report, o)) all += n + "\n";
+      return all;
+    };
+    CHECK(with(2.4, 0.1, 0).find("busy machine") == std::string::npos);
+    CHECK(with(0, 0.3, 0).find("busy machine: other processes kept 0.30 cores busy on average "
+                               "during the run") != std::string::npos);
+    CHECK(with(0, 0.1, 0.3).find("0.30 cores of steal time") != std::string::npos);
+    CHECK(with(0, 0.1, 0.2).find("steal") == std::string::npos);
+    // Three threads on four cores leave one free: 1.2 cores of others is within it.
+    report.conditions.cpus = 4;
+    report.conditions.threads = 3;
+    CHECK(with(0, 1.2, 0).find("busy machine") == std::string::npos);
+    CHECK(with(0, 1.3, 0).find("busy machine") != std::string::npos);
+    report.conditions.cpus = 2;
+    report.conditions.threads = 2;
+    report.conditions.other_cores = report.conditions.steal_cores = -1;  // back to the load
+    report.conditions.load_before = 0.3;
+  }
   const auto quiet_notes = backend::describe_run(report, o);
   bool outside = false, busy = false, wide = false;
   for (const auto& n : quiet_notes) {
@@ -450,4 +478,29 @@ TEST_CASE("Bad measurement options are input errors naming the option") {
   o.min_cpu_ratio = 1;
   CHECK_THROWS_WITH(backend::check_run_options(o),
                     Catch::Contains("--min-cpu-ratio: expected a share in [0, 1), got 1"));
+}
+
+TEST_CASE("other processes' cores between two CPU readings: the host's busy time less ours") {
+  backend::CpuReading a, b;
+  a.busy_s = 100;
+  a.steal_s = 1;
+  a.self_s = 10;
+  a.wall_s = 50;
+  b = a;
+  b.busy_s = 103;  // 3 CPU-seconds busy in 2 s, 1 of them ours
+  b.steal_s = 1.5;
+  b.self_s = 11;
+  b.wall_s = 52;
+  const auto o = backend::other_cpu_between(a, b);
+  CHECK(o.cores == Approx(1.0));
+  CHECK(o.steal_cores == Approx(0.25));
+  b.self_s = 13.1;  // our clock finer than the jiffies: never below 0
+  CHECK(backend::other_cpu_between(a, b).cores == 0);
+  b.busy_s = -1;  // /proc/stat not readable
+  CHECK(backend::other_cpu_between(a, b).cores == -1);
+  CHECK(backend::other_cpu_between(a, a).cores == -1);  // no time passed
+  // And this host's own reading is one: its busy time counts up from boot.
+  const auto now = backend::read_cpu();
+  CHECK(now.busy_s > 0);
+  CHECK(now.self_s > 0);
 }
