@@ -268,9 +268,16 @@ void run_calibrate(CalibrateCmdOptions opt) {
     fmt::print(stderr, "calibrate: warning: {}\n", drift);
     doc["sources"]["conditions"] = doc["sources"]["conditions"].get<std::string>() + "; " + drift;
   }
-  const double others = backend::other_cpu_between(cpu_start, backend::read_cpu()).cores;
-  if (busy(others)) {
-    const std::string text = busy_text(others, "on average while calibrate measured");
+  const backend::OtherCpu others = backend::other_cpu_between(cpu_start, backend::read_cpu());
+  std::vector<std::string> disturbed;
+  if (busy(others.cores))
+    disturbed.push_back(busy_text(others.cores, "on average while calibrate measured"));
+  if (busy(others.steal_cores))
+    disturbed.push_back(fmt::format(
+        "the hypervisor ran other guests on this VM's cores: {:.2f} cores of steal time on "
+        "average while calibrate measured",
+        others.steal_cores));
+  for (const std::string& text : disturbed) {
     fmt::print(stderr, "calibrate: warning: {}\n", text);
     doc["sources"]["conditions"] = doc["sources"]["conditions"].get<std::string>() + "; " + text;
   }
