@@ -262,18 +262,21 @@ SwitchCosts measure_switch_costs(const std::string& optimizer, int threads,
         "op costs, tensor fidelity: the caches' part, which predictions simulate themselves; "
         "simulated update differences {:.0f} / {:.0f} ns)",
         a.simulated_update_ns, b.simulated_update_ns);
-  // The CNN's layers: each layer op's median less the line's per-MiB part at its median
-  // MiB is its fixed part (>= 0), the per-MiB part the MLPs'.
+  // The CNN's layers: each layer op's median is its fixed part (>= 0), with no per-MiB
+  // part. The MLPs' slope was measured on linear layers and does not carry to these: with
+  // it, two fidelity checks of nine torchvision CNNs (2-core EPYC VM, 2026-12-06/07, 54
+  // speedups each, --profile in-run) predicted backward-fused 1.5 and 1.9 points too slow
+  // with Adam, 1.0 and 2.3 with AdamW, on average (resnet18's 45 MiB of parameters alone
+  // gave its updates ~2 ms a step of switch cost where they measured 0.4-1.2 ms more than
+  // eager's); without it 0.7 and 0.7, 0.1 and 1.2. One CNN size measures no slope.
   const auto cnn = measure(switch_probe_cnn(), optimizer, threads, model);
   for (const auto& [op, m] : cnn) {
     if (op.empty() || m.updates < 3) continue;
     const double mib = m.bytes / double(1 << 20);
-    c.by_layer_op.push_back({op, std::max(0.0, m.update_ns - c.update_per_mib_ns * mib),
-                             c.update_per_mib_ns, static_cast<int>(m.updates)});
+    c.by_layer_op.push_back({op, std::max(0.0, m.update_ns), 0.0, static_cast<int>(m.updates)});
     c.how += fmt::format(
         "; {}: {}-block CNN ({} channels of {}x{}, 3x3 convolutions, batch norm, relu), its "
-        "updates at a switch {:.0f} ns more (median of {}, {:.3f} MiB), less the line's "
-        "per-MiB part",
+        "updates at a switch {:.0f} ns more (median of {}, {:.3f} MiB), no per-MiB part",
         op, kLayers, kCnnChannels, kCnnSide, kCnnSide, m.update_ns, m.updates, mib);
   }
   return c;

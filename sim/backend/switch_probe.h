@@ -46,7 +46,8 @@ struct SwitchCosts {
 // update: what it pays grows with what it touches, as cross-core transfers of the
 // gradients the backward op just wrote would. Then a 12-block CNN (3x3 convolutions, 32
 // channels of 16x16, batch norm, relu) the same way: per layer op of the updates, the
-// median difference less the line's per-MiB part is that op's fixed part (by_layer_op).
+// median difference is that op's fixed part, with no per-MiB part (by_layer_op; the MLPs'
+// slope, measured on linear layers, over-charged the convolutions' large updates).
 // A 12-layer MLP 32 wide shows no such cost (-1 us), so it is not given to every layer.
 // `threads`: the machine's threads_per_op.
 // `model`: this host's machine with the fitted op costs and no switch costs yet. With it,
