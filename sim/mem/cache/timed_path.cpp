@@ -26,6 +26,16 @@ TimedPath::TimedPath(Hierarchy& h) : h_(h) {
   line_bytes_ = static_cast<std::uint32_t>(h.level_config(0).line_bytes);
   unsent_per_core_.assign(static_cast<std::size_t>(h.cores()), 0);
   out_of_mshrs_.assign(static_cast<std::size_t>(h.cores()), 0);
+  private_free_.assign(static_cast<std::size_t>(h.cores()), UINT32_MAX);
+  for (int k = 0; k < h.levels(); ++k) {
+    const LevelConfig& c = h.level_config(k);
+    const auto total = static_cast<std::uint32_t>(c.mshrs);
+    if (c.shared) {
+      shared_free_ = std::min(shared_free_, total);
+    } else {
+      for (auto& f : private_free_) f = std::min(f, total);
+    }
+  }
 }
 
 void TimedPath::attach(EventQueue& queue, mem::MemoryPort& port) {
@@ -78,15 +88,7 @@ std::uint32_t& TimedPath::mshrs_used(int level, int core) {
 }
 
 std::uint32_t TimedPath::free_mshr_lines(int core) const {
-  std::uint32_t free = UINT32_MAX;
-  for (int k = 0; k < h_.levels(); ++k) {
-    const LevelConfig& c = h_.level_config(k);
-    const std::size_t i = c.shared ? 0 : static_cast<std::size_t>(core);
-    const auto total = static_cast<std::uint32_t>(c.mshrs);
-    const std::uint32_t used = mshrs_used_[static_cast<std::size_t>(k)][i];
-    free = std::min(free, used >= total ? 0 : total - used);
-  }
-  return free;
+  return std::min(private_free_[static_cast<std::size_t>(core)], shared_free_);
 }
 
 bool TimedPath::unsent_lines_of(int core) const {
@@ -130,7 +132,20 @@ bool TimedPath::send_piece(std::uint32_t u, Tick issue, Tick* sent_at) {
 }
 
 void TimedPath::take_mshrs(int core, int delta) {
-  for (int k = 0; k < h_.levels(); ++k) mshrs_used(k, core) += static_cast<std::uint32_t>(delta);
+  // (The free lines of the core's private levels and of the shared ones are worked out
+  // here, where MSHRs move, rather than at every ask: free_mshr_lines is asked for every
+  // unit issued and by every parked range at every freed MSHR, and its loop over the
+  // levels was a tenth of a block run under perf.)
+  std::uint32_t private_free = UINT32_MAX, shared_free = UINT32_MAX;
+  for (int k = 0; k < h_.levels(); ++k) {
+    std::uint32_t& used = mshrs_used(k, core);
+    used += static_cast<std::uint32_t>(delta);
+    const auto total = static_cast<std::uint32_t>(h_.level_config(k).mshrs);
+    std::uint32_t& free = h_.level_config(k).shared ? shared_free : private_free;
+    free = std::min(free, used >= total ? 0 : total - used);
+  }
+  private_free_[static_cast<std::size_t>(core)] = private_free;
+  shared_free_ = shared_free;
 }
 
 PortCalendar& TimedPath::port(int level, int core) {
@@ -326,7 +341,9 @@ void TimedPath::resume_after_free() {
   // Oldest first; a unit whose core has no MSHR line free does not hold up other cores'.
   // Sending only takes lines, so a core found without one stays so for the rest of the loop.
   std::fill(out_of_mshrs_.begin(), out_of_mshrs_.end(), 0);
-  for (auto it = unsent_.begin(); it != unsent_.end();) {
+  // With a shared level's MSHRs all taken no unit can send a line (send_piece would refuse
+  // each, changing nothing): the walk over every core's waiting units is skipped.
+  for (auto it = unsent_.begin(); shared_free_ != 0 && it != unsent_.end();) {
     std::uint32_t u = *it;
     const auto core = static_cast<std::size_t>(unit_misses_[u].core);
     if (out_of_mshrs_[core] || !send_piece(u, issue)) {

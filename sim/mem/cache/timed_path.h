@@ -111,6 +111,10 @@ class TimedPath {
   std::vector<std::uint32_t> unsent_per_core_;  // how many of unsent_ are each core's
   std::vector<std::uint32_t> resume_;           // resume_after_free's scratch
   std::vector<char> out_of_mshrs_;              // resume_after_free's scratch, per core
+  // MSHR lines free (take_mshrs keeps them): per core the least over its private levels,
+  // and the least over the shared levels (UINT32_MAX: no such level).
+  std::vector<std::uint32_t> private_free_;
+  std::uint32_t shared_free_ = UINT32_MAX;
   std::uint32_t line_bytes_ = 64;
   std::uint64_t next_id_ = 1;
   std::uint64_t posted_in_flight_ = 0;

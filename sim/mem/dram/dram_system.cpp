@@ -25,6 +25,7 @@ DramSystem::DramSystem(DramSpec spec, EventQueue& queue, const std::string& file
   parts_.resize(n);
   parts_cleared_.assign(n, 0);
   part_count_.assign(n, 0);
+  head_refused_.assign(n, Refusal{});
   wake_ = make_wake_policy(wake_mode_, *this, queue_);
 }
 
@@ -211,17 +212,39 @@ void DramSystem::enqueue_atoms(const DramAddress* atoms, std::uint32_t count, st
   }
 }
 
-bool DramSystem::part_fits(mem::Addr addr, std::uint32_t bytes, bool is_write) const {
-  decode_atoms(addr, bytes, part_atoms_);
-  // Room per channel as refused_by counts it (an empty queue takes a part larger than it).
-  bool fits = true;
-  for (const DramAddress& a : part_atoms_) {
-    const ChannelController& c = *channels_[a.channel];
+int DramSystem::part_refused_by(mem::Addr addr, std::uint32_t bytes, bool is_write) const {
+  // Room per channel as refused_by counts it (an empty queue takes a part larger than it),
+  // from the channels of the part's interleave units: a waiting part is asked about after
+  // every column command until it fits, and decoding its atoms at each ask was a tenth of
+  // a block-fidelity run (perf); they are decoded once, when it is sent.
+  if (bytes <= atom_bytes_) {  // one atom (a line of DDR): its channel alone
+    const int channel = mapping_.channel_of(addr);
+    const ChannelController& c = *channels_[channel];
     const std::size_t free = c.free_entries(is_write);
-    if (++part_count_[a.channel] > free && free != c.capacity(is_write)) fits = false;
+    return free != 0 || free == c.capacity(is_write) ? -1 : channel;
   }
-  for (const DramAddress& a : part_atoms_) part_count_[a.channel] = 0;
-  return fits;
+  const mem::Addr unit_mask = ~(mapping_.unit_bytes() - 1);
+  mem::Addr unit = ~mem::Addr{0};
+  int channel = -1, refused = -1;
+  const mem::Addr end = addr + bytes;
+  for (mem::Addr at = addr; at < end; at += atom_bytes_) {
+    if ((at & unit_mask) != unit) {
+      unit = at & unit_mask;
+      channel = mapping_.channel_of(at);
+    }
+    const ChannelController& c = *channels_[channel];
+    const std::size_t free = c.free_entries(is_write);
+    if (++part_count_[channel] > free && free != c.capacity(is_write) && refused < 0)
+      refused = channel;
+  }
+  unit = ~mem::Addr{0};
+  for (mem::Addr at = addr; at < end; at += atom_bytes_) {
+    if ((at & unit_mask) != unit) {
+      unit = at & unit_mask;
+      part_count_[mapping_.channel_of(at)] = 0;
+    }
+  }
+  return refused;
 }
 
 void DramSystem::send_parts(const mem::MemRequest& request, std::uint32_t token, Cycle arrival,
@@ -229,9 +252,10 @@ void DramSystem::send_parts(const mem::MemRequest& request, std::uint32_t token,
   for (std::uint32_t offset = 0; offset < request.bytes; offset += request.part_bytes) {
     const Part p{request.addr + offset, std::min(request.part_bytes, request.bytes - offset),
                  token};
-    const bool fits = part_fits(p.addr, p.bytes, request.is_write);
-    const int first = part_atoms_[0].channel;
+    const bool fits = part_refused_by(p.addr, p.bytes, request.is_write) < 0;
+    const int first = mapping_.channel_of(p.addr);
     if (fits && parts_[first].empty()) {
+      decode_atoms(p.addr, p.bytes, part_atoms_);
       enqueue_atoms(part_atoms_.data(), static_cast<std::uint32_t>(part_atoms_.size()), token,
                     request, arrival, at, wake);
       continue;
@@ -251,10 +275,20 @@ void DramSystem::admit_parts() {
   std::size_t keep = 0;
   for (const int ch : part_channels_) {
     std::deque<Part>& fifo = parts_[ch];
+    Refusal& last = head_refused_[ch];
     while (!fifo.empty()) {
       const Part& p = fifo.front();
       const mem::MemRequest& r = slots_[p.token].request;
-      if (!part_fits(p.addr, p.bytes, r.is_write)) break;
+      // A head refused for want of room in a channel that has freed no entry since stays
+      // refused (that channel's room only shrank), and is not counted again.
+      if (last.channel >= 0 && channels_[last.channel]->freed() == last.freed) break;
+      const int refused = part_refused_by(p.addr, p.bytes, r.is_write);
+      if (refused >= 0) {
+        last = Refusal{refused, channels_[refused]->freed()};
+        break;
+      }
+      last = Refusal{};
+      decode_atoms(p.addr, p.bytes, part_atoms_);
       enqueue_atoms(part_atoms_.data(), static_cast<std::uint32_t>(part_atoms_.size()), p.token, r,
                     arrival, at, *wake_);
       fifo.pop_front();

@@ -151,7 +151,7 @@ class DramSystem final : public mem::MemoryPort {
     std::vector<std::pair<int, std::uint32_t>> per_channel;  // (channel, atoms), first-use order
   };
   const BlockPlan& plan(const mem::MemRequest& r) const;
-  // The atoms of [addr, addr + bytes), in address order (plan's and part_fits' decoding).
+  // The atoms of [addr, addr + bytes), in address order (plan's and a sent part's decoding).
   void decode_atoms(mem::Addr addr, std::uint32_t bytes, std::vector<DramAddress>& out) const;
   static constexpr std::uint32_t kFewAtoms = 8;  // will_accept counts these without a plan
   std::uint32_t atoms_of(const mem::MemRequest& r) const;
@@ -161,9 +161,16 @@ class DramSystem final : public mem::MemoryPort {
     std::uint32_t bytes = 0;
     std::uint32_t token = 0;
   };
-  // Decodes the atoms of [addr, addr + bytes) into part_atoms_; whether each channel they
-  // go to has room for its atoms of them.
-  bool part_fits(mem::Addr addr, std::uint32_t bytes, bool is_write) const;
+  // The first channel the atoms of [addr, addr + bytes) go to that has no room for its
+  // atoms of them, -1 where all have (nothing decoded: the sender decodes into
+  // part_atoms_).
+  int part_refused_by(mem::Addr addr, std::uint32_t bytes, bool is_write) const;
+  // Why a FIFO's head part was last refused: the channel without room and its freed()
+  // count then (channel -1: not refused since it became the head).
+  struct Refusal {
+    int channel = -1;
+    std::uint64_t freed = 0;
+  };
   void enqueue_atoms(const DramAddress* atoms, std::uint32_t count, std::uint32_t token,
                      const mem::MemRequest& request, Cycle arrival, Tick at, WakePolicy& wake);
   void send_parts(const mem::MemRequest& request, std::uint32_t token, Cycle arrival, Tick at,
@@ -200,8 +207,9 @@ class DramSystem final : public mem::MemoryPort {
   std::vector<std::uint64_t> parts_cleared_;
   std::size_t parts_waiting_ = 0;
   bool admit_pending_ = false;
-  mutable std::vector<DramAddress> part_atoms_;    // part_fits' decoded atoms
-  mutable std::vector<std::uint32_t> part_count_;  // part_fits' scratch, per channel
+  mutable std::vector<DramAddress> part_atoms_;    // the atoms of the part being sent
+  mutable std::vector<std::uint32_t> part_count_;  // part_refused_by's scratch, per channel
+  std::vector<Refusal> head_refused_;              // per parts_ FIFO
 };
 
 // Builds the DRAM of a machine from its "dram" object ({"preset": name-or-path, ...}), in
