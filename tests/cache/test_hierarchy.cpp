@@ -202,3 +202,22 @@ TEST_CASE("stats print as a tree: table rows by path, JSON by name") {
   CHECK(text.find("L1/core1") != std::string::npos);
   CHECK(text.find("LLC") != std::string::npos);
 }
+
+TEST_CASE("maybe_filled_since: no for a unit none of the logged fills inserted, yes otherwise") {
+  Hierarchy h(two_levels("inclusive"), Fidelity::Line, 1);
+  const auto unit = [](Addr a) { return a / 64; };
+  CHECK(h.access(0, A, AccessKind::Read) == 2);  // fills L2 then L1: two fills
+  const std::uint64_t since = h.fills();
+  CHECK(since == 2);
+  CHECK_FALSE(h.maybe_filled_since(unit(B), since));  // nothing filled since
+  CHECK(h.access(0, B, AccessKind::Read) == 2);       // two more fills, both of B
+  CHECK(h.maybe_filled_since(unit(B), since));
+  CHECK_FALSE(h.maybe_filled_since(unit(C), since));  // B's fills are not C's
+  CHECK(h.maybe_filled_since(unit(A), 0));            // A was filled in that stretch
+  CHECK(h.maybe_filled_since(unit(C), UINT64_MAX));   // never parked: must look
+  // Beyond the log's reach the answer is "maybe": 20 lines, 40 fills, none of them C...
+  for (Addr a = 0x1000; a < 0x1000 + 20 * 64; a += 64) h.access(0, a, AccessKind::Read);
+  CHECK(h.maybe_filled_since(unit(C), since));
+  // ...while the last 16 fills, checked from 8 fills back, hold no C.
+  CHECK_FALSE(h.maybe_filled_since(unit(C), h.fills() - 8));
+}

@@ -200,6 +200,7 @@ int Hierarchy::write_after_miss(int k, int core, std::uint64_t unit, bool whole)
 }
 
 void Hierarchy::fill(int k, int core, std::uint64_t unit, bool dirty) {
+  fill_log_[fills_ % kFillLog] = unit;
   ++fills_;
   if (auto victim = instance(k, core).insert(unit, dirty)) evicted(k, core, *victim);
 }

@@ -187,6 +187,16 @@ class Hierarchy {
   // level still does (contents only grow by fills), so a parked range need not look again.
   std::uint64_t fills() const { return fills_; }
   bool misses_everywhere(int core, std::uint64_t unit) const;
+  // Whether `unit` may have been inserted into a level since fills() read `since`: false
+  // only where the last kFillLog fills cover that stretch and none was of it. A parked
+  // range asks before misses_everywhere: in line fidelity 2-4 fills come between two of
+  // its looks, each a look at every level (15% of a run under perf).
+  bool maybe_filled_since(std::uint64_t unit, std::uint64_t since) const {
+    if (since > fills_ || fills_ - since > kFillLog) return true;  // (UINT64_MAX: never parked)
+    for (std::uint64_t i = since; i != fills_; ++i)
+      if (fill_log_[i % kFillLog] == unit) return true;
+    return false;
+  }
   // The lookup of access(), on a unit number; the memory requests it makes go into `out`
   // (up to its capacity; any more are posted as usual).
   int access_captured(int core, std::uint64_t unit, AccessKind kind, bool whole,
@@ -223,6 +233,8 @@ class Hierarchy {
   std::vector<Level> levels_;
   int cores_;
   std::uint64_t fills_ = 0;  // see fills()
+  static constexpr std::uint64_t kFillLog = 16;
+  std::array<std::uint64_t, kFillLog> fill_log_{};  // the units of the last fills, by fills_
   Fidelity fidelity_;
   unsigned shift_;
   std::vector<Tick> path_latency_;

@@ -214,7 +214,7 @@ void TimedPath::advance(std::uint32_t slot) {
     // range, and that check was 10% of a block run.)
     if ((free_mshr_lines(core) == 0 || unsent_lines_of(core)) &&
         x->kind != AccessKind::StreamingWrite &&
-        ((x->parked_unit == unit && x->parked_fills == h_.fills()) ||
+        ((x->parked_unit == unit && !h_.maybe_filled_since(unit, x->parked_fills)) ||
          h_.misses_everywhere(core, unit))) {
       x->cursor = t;
       x->parked = true;
