@@ -282,4 +282,44 @@ SwitchCosts measure_switch_costs(const std::string& optimizer, int threads,
   return c;
 }
 
+std::string calibrate_switch_costs(const exec::Machine& host, int threads,
+                                   const std::function<double()>& speed_probe, double typical_us,
+                                   compute::OpCostModel& costs,
+                                   std::vector<double>& speed_samples) {
+  std::string how;
+  exec::Machine fitted = host;
+  fitted.compute.op_costs = costs;
+  for (const std::string optimizer : {"adam", "sgd"}) {
+    const double before = speed_probe ? speed_probe() : 0;
+    const SwitchCosts sw = measure_switch_costs(optimizer, threads, &fitted);
+    double factor = 1;
+    if (speed_probe) {
+      const double after = speed_probe();
+      speed_samples.push_back(before);
+      speed_samples.push_back(after);
+      if (typical_us > 0) factor = 0.5 * (before + after) / typical_us;
+    }
+    const std::string suffix = optimizer == "adam" ? "" : "." + optimizer;
+    compute::FamilyCost su, sa;
+    su.fixed_ns = sw.update_ns / factor;
+    su.per_mib_ns = sw.update_per_mib_ns / factor;
+    sa.fixed_ns = sw.after_update_ns / factor;
+    sa.per_mib_ns = sw.after_update_per_mib_ns / factor;
+    su.points = sa.points = sw.samples;
+    costs.families["switch.U" + suffix] = su;
+    costs.families["switch.after_U" + suffix] = sa;
+    for (const auto& l : sw.by_layer_op) {
+      compute::FamilyCost f;
+      f.fixed_ns = l.update_ns / factor;
+      f.per_mib_ns = l.update_per_mib_ns / factor;
+      f.points = l.samples;
+      costs.families["switch.U" + suffix + "." + l.layer_op] = f;
+    }
+    how += (how.empty() ? "" : "; ") + sw.how;
+    if (factor != 1)
+      how += fmt::format(" (divided by the host's speed factor around them, {:.3f})", factor);
+  }
+  return how;
+}
+
 }  // namespace fusim::backend

@@ -7,6 +7,7 @@
 // measured 10-33 us more than the same update in eager's run of updates, the backward op
 // after it 1-37 us more (validate --per-op): the code and state one side leaves cold for
 // the other. No torch types here.
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -59,6 +60,20 @@ struct SwitchCosts {
 // 0, while the simulation gave them most of that saving again.
 SwitchCosts measure_switch_costs(const std::string& optimizer, int threads,
                                  const exec::Machine* model = nullptr);
+
+// calibrate's switch-cost phase: measure_switch_costs for Adam (the general families
+// "switch.U", "switch.after_U" and "switch.U.<layer op>") and for SGD, whose update touches a
+// third of the bytes per parameter (the same with ".sgd" after "switch.U"), added to
+// `costs`. Each is simulated on `host` with the op costs in `costs` when called (no switch
+// costs yet: what a prediction simulates before adding them). With a `speed_probe`, each
+// probe's costs are divided by the host's speed around it (the probe before and after it
+// over `typical_us`, the median the op costs were normalized to), as the op probes' times
+// are: a switch cost is a difference of two measured times and moves with the host's
+// speed as they do; those probe samples are appended to `speed_samples`. Returns how they
+// were measured, for the machine file's sources.
+std::string calibrate_switch_costs(const exec::Machine& host, int threads,
+                                   const std::function<double()>& speed_probe, double typical_us,
+                                   compute::OpCostModel& costs, std::vector<double>& speed_samples);
 
 // One probe's samples: for every op of `fused` at a switch whose (kind, layer) twin in
 // `eager` sits at none, the op's median time over the measured steps of `fused_measured`

@@ -201,47 +201,9 @@ void run_calibrate(CalibrateCmdOptions opt) {
     progress(
         "switch costs: 12-layer MLPs and a 12-block CNN eager and backward-fused, per op (adam, "
         "sgd)");
-    // Adam's are the general ones ("switch.U"); SGD's, whose update touches a third of the
-    // bytes per parameter, its own ("switch.U.sgd").
-    std::string switch_how;
-    // The model the switch differences are simulated on: this host with the op costs just
-    // fitted and no switch costs (what a prediction simulates before adding them).
-    exec::Machine fitted = host;
-    fitted.compute.op_costs = costs;
-    for (const std::string optimizer : {"adam", "sgd"}) {
-      // Normalized like the op probes: a switch cost is a difference of two measured times,
-      // and moves with the host's speed as they do.
-      const double before = fo.speed_probe ? fo.speed_probe() : 0;
-      const backend::SwitchCosts sw = backend::measure_switch_costs(optimizer, fo.threads, &fitted);
-      double factor = 1;
-      if (fo.speed_probe) {
-        const double after = fo.speed_probe();
-        speed_samples.push_back(before);
-        speed_samples.push_back(after);
-        const double typical = backend::sample_spread(normalized_to).median;
-        if (typical > 0) factor = 0.5 * (before + after) / typical;
-      }
-      const std::string suffix = optimizer == "adam" ? "" : "." + optimizer;
-      compute::FamilyCost su, sa;
-      su.fixed_ns = sw.update_ns / factor;
-      su.per_mib_ns = sw.update_per_mib_ns / factor;
-      sa.fixed_ns = sw.after_update_ns / factor;
-      sa.per_mib_ns = sw.after_update_per_mib_ns / factor;
-      su.points = sa.points = sw.samples;
-      costs.families["switch.U" + suffix] = su;
-      costs.families["switch.after_U" + suffix] = sa;
-      for (const auto& l : sw.by_layer_op) {
-        compute::FamilyCost f;
-        f.fixed_ns = l.update_ns / factor;
-        f.per_mib_ns = l.update_per_mib_ns / factor;
-        f.points = l.samples;
-        costs.families["switch.U" + suffix + "." + l.layer_op] = f;
-      }
-      switch_how += (switch_how.empty() ? "" : "; ") + sw.how;
-      if (factor != 1)
-        switch_how +=
-            fmt::format(" (divided by the host's speed factor around them, {:.3f})", factor);
-    }
+    const double typical = fo.speed_probe ? backend::sample_spread(normalized_to).median : 0;
+    const std::string switch_how = backend::calibrate_switch_costs(host, fo.threads, fo.speed_probe,
+                                                                   typical, costs, speed_samples);
     doc["compute"]["op_costs"] = compute::op_cost_model_json(costs);
     doc["sources"]["compute.op_costs"] =
         fo.in_step ? "each probed op timed inside 12 running eager steps of its probe (after 2 "
