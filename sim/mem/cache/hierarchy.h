@@ -183,7 +183,7 @@ class Hierarchy {
   int instances(int level) const {
     return static_cast<int>(levels_[static_cast<std::size_t>(level)].instances.size());
   }
-  // Units inserted into any level so far: while it stands still, a unit that missed every
+  // Units inserted into any level so far: while no fill is of it, a unit that missed every
   // level still does (contents only grow by fills), so a parked range need not look again.
   std::uint64_t fills() const { return fills_; }
   bool misses_everywhere(int core, std::uint64_t unit) const;

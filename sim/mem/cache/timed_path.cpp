@@ -210,7 +210,7 @@ void TimedPath::advance(std::uint32_t slot) {
     // A miss needs a free MSHR line, and waits behind lines of earlier misses of its core
     // that are still waiting for one.
     // (The tag check of every level runs only when MSHRs are short, and not again for the
-    // unit a range parked at while nothing was filled: every freed MSHR resumes every parked
+    // unit a range parked at while no fill since was of it: every freed MSHR resumes every parked
     // range, and that check was 10% of a block run.)
     if ((free_mshr_lines(core) == 0 || unsent_lines_of(core)) &&
         x->kind != AccessKind::StreamingWrite &&

@@ -41,7 +41,7 @@ class TimedPath {
     // so nothing after that unit issues before they are sent).
     bool active = false, parked = false, completing = false, blocked = false;
     // The unit it parked at and Hierarchy::fills() then: that unit is known to miss
-    // everywhere while fills_ has not moved.
+    // everywhere while no fill since was of it (Hierarchy::maybe_filled_since).
     std::uint64_t parked_unit = 0, parked_fills = UINT64_MAX;
     Done done;
   };
