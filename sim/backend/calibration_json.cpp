@@ -128,8 +128,9 @@ nlohmann::json machine_json(const Calibration& c, const std::string& name) {
   for (const auto& p : c.curve) curve += fmt::format("{} {:.2f}; ", format_bytes(p.bytes), p.ns);
   sources["caches.curve_ns"] = curve;
 
-  // Channels: measured all-thread triad over ~75% of one channel's peak (a typical STREAM
-  // fraction of DDR peak), at least 1.
+  // Channels, a first guess: measured all-thread triad over ~75% of one channel's peak (a
+  // typical STREAM fraction of DDR peak), at least 1. calibrate then simulates the triad on
+  // the model and moves to the count that matches it (exec/dram_fit.h).
   const std::string preset = dram_preset();
   const auto preset_doc = load_json_file(exec::machines_dir() + "/dram/" + preset + ".json");
   const double rate = preset_doc.at("data_rate_mts").get<double>();
@@ -141,7 +142,8 @@ nlohmann::json machine_json(const Calibration& c, const std::string& name) {
   sources["dram"] = fmt::format(
       "STREAM-like, {} arrays: 1 thread read/copy/triad {:.1f}/{:.1f}/{:.1f} GB/s, {} "
       "threads {:.1f}/{:.1f}/{:.1f} GB/s; idle latency {:.1f} ns (pointer chase at {}); preset "
-      "by CPU generation, channels = triad / (0.75 x {:.1f} GB/s per channel), rounded up",
+      "by CPU generation, channels first guessed as triad / (0.75 x {:.1f} GB/s per channel), "
+      "rounded up (dram.channels: the count calibrate chose)",
       format_bytes(c.dram_array_bytes), c.bw_one.read, c.bw_one.copy, c.bw_one.triad, c.cores,
       c.bw_all.read, c.bw_all.copy, c.bw_all.triad, c.dram_latency_ns,
       format_bytes(c.curve.back().bytes), channel_gbs);

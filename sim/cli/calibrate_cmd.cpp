@@ -26,6 +26,7 @@
 #include "core/output_file.h"
 #include "core/progress.h"
 #include "core/units.h"
+#include "exec/dram_fit.h"
 #include "exec/machine.h"
 
 namespace fusim::cli {
@@ -130,6 +131,19 @@ void run_calibrate(CalibrateCmdOptions opt) {
   // Before the op probes: their compute is solved on the simulated probe step, so it must be
   // the engine the predictions will use.
   if (opt.memory_overlap != "double-buffered") doc["compute"]["memory_overlap"] = overlap;
+  // The DRAM channels whose simulated triad is nearest the measured one (exec/dram_fit.h):
+  // the op probes' memory time below is simulated on them.
+  progress("DRAM channels: the measured triad simulated on the model");
+  const exec::DramChannelFit dram_fit =
+      exec::fit_dram_channels(doc, c.bw_all.triad, c.dram_array_bytes);
+  doc["dram"]["channels"] = dram_fit.channels;
+  std::string trials;
+  for (const auto& t : dram_fit.trials) trials += fmt::format("{} {:.1f}; ", t.channels, t.gbs);
+  doc["sources"]["dram.channels"] = fmt::format(
+      "the count whose simulated triad (an add of two {} arrays into a third, tensor "
+      "fidelity, memory alone, 3 arrays counted) is nearest the measured {:.1f} GB/s; "
+      "channels: simulated GB/s tried: {}",
+      format_bytes(c.dram_array_bytes), c.bw_all.triad, trials);
   doc["sources"]["conditions"] =
       others_before < 0 ? fmt::format("on {} cores (/proc/stat not readable)", cores)
                         : fmt::format(
