@@ -1,12 +1,13 @@
 #!/usr/bin/python3
 """Issue 16: do the fidelity check's measured speedups hold from one run to the next?
 
-`fusim run` gives each speedup a 95% CI over its sampling rounds: the rounds of one process.
-Whatever stays fixed for a process (where its tensors landed in physical memory, hence in
-the physically indexed L2/L3 sets and the DRAM banks; which of them got huge pages) is in
-every round alike, so that CI cannot see it. This script reads K outputs of
-scripts/fidelity_check.py over the same configurations (each its own processes, so its own
-placement) and reports, per fused speedup:
+`fusim run` gives each speedup a 95% CI from its sampling rounds, in one process over
+tens of seconds. What moves slower than that (a shared host drifting over minutes), and
+whatever stays fixed for a process (where its tensors landed in physical memory, hence in
+the physically indexed L2/L3 sets and DRAM banks), is alike in all its rounds, so that CI
+cannot see it. This script reads K outputs of scripts/fidelity_check.py over the same
+configurations (each at its own time, in its own processes) and reports, per fused
+speedup:
 
   - each run's measured speedup and CI, their geometric mean, and a run-level 95% CI:
     exp(mean +- t(K-1) sd / sqrt(K)) over the runs' log speedups (Student's t);

@@ -118,7 +118,21 @@ SpeedupInterval paired_speedup(const std::vector<Tick>& baseline,
     logs.push_back(lr);
   if (logs.size() < 2) return bootstrap_speedup(baseline, candidate, confidence);
   const MeanSpread m = mean_spread(logs);
-  const double half = t_quantile(m.n - 1, confidence) * std::sqrt(m.var / m.n);
+  // The spread from batch means (step_stats.h): floor(sqrt(n)) batches of consecutive
+  // rounds, as equal as they divide, or the rounds themselves below 3 batches.
+  const std::size_t n = logs.size();
+  std::size_t b = std::max<std::size_t>(1, std::size_t(std::sqrt(double(n))));
+  if (n / b < kMinBatches) b = 1;
+  const std::size_t batches = n / b;
+  std::vector<double> means;
+  for (std::size_t k = 0; k < batches; ++k) {
+    const std::size_t lo = k * n / batches, hi = (k + 1) * n / batches;
+    double sum = 0;
+    for (std::size_t i = lo; i < hi; ++i) sum += logs[i];
+    means.push_back(sum / double(hi - lo));
+  }
+  const MeanSpread bm = mean_spread(means);
+  const double half = t_quantile(bm.n - 1, confidence) * std::sqrt(bm.var / bm.n);
   SpeedupInterval out;
   out.speedup = std::exp(m.mean);
   out.low = std::exp(m.mean - half);

@@ -24,8 +24,10 @@ inline constexpr const char* kRunDescription =
     "steps disturbed by other processes are dropped and counted. Reported: the median\n"
     "step time, quartiles, the speedup over the eager schedule of the same execution\n"
     "with its 95% interval, both paired by round (the geometric mean of the rounds'\n"
-    "ratios of medians, Student's t over the rounds: the host's drift between rounds\n"
-    "cancels), and notes saying what is inside the noise. Progress goes to stderr.\n"
+    "ratios of medians, Student's t over batch means of sqrt(rounds) consecutive rounds:\n"
+    "the host's drift between rounds cancels, and its slower drift, which rounds share\n"
+    "with their neighbours, widens the interval), and notes saying what is inside the\n"
+    "noise. Progress goes to stderr.\n"
     "Example:\n"
     "  fusim run --trace resnet18 --ordering all --optimizer adam --measured-steps 20";
 

@@ -72,6 +72,41 @@ TEST_CASE("Rounds: the geometric mean of the rounds' ratios, Student's t over th
   CHECK(again.high == s.high);
 }
 
+TEST_CASE("Rounds: the spread of batch means over consecutive rounds") {
+  // 16 rounds, one step of each ordering per round, candidate 100000. A drift: the first 8
+  // rounds' ratio is 1, the last 8 rounds' e^0.04. Batches of floor(sqrt(16)) = 4 rounds:
+  // means 0, 0, 0.04, 0.04; log mean 0.02, sd 0.023094, t(0.975, 3) = 3.18245, half width
+  // 3.18245 x 0.023094 / 2 = 0.036748. (The rounds as independent: t(0.975, 15) = 2.13145 x
+  // 0.020656 / 4 = 0.011007, an interval that would exclude 1.)
+  std::vector<Tick> base, cand(16, 100000);
+  std::vector<int> rounds;
+  for (int r = 0; r < 16; ++r) {
+    base.push_back(r < 8 ? 100000 : 104081);  // 100000 e^0.04 = 104081.08
+    rounds.push_back(r);
+  }
+  const auto s = backend::paired_speedup(base, rounds, cand, rounds);
+  CHECK(s.speedup == Approx(std::exp(0.02)).epsilon(1e-5));
+  CHECK(s.low == Approx(std::exp(0.02 - 0.036748)).epsilon(1e-4));
+  CHECK(s.high == Approx(std::exp(0.02 + 0.036748)).epsilon(1e-4));
+  CHECK_FALSE(s.outside_noise());
+  // Alternating ratios e^0.02, e^-0.02: every batch of 4 averages 0, so the interval is the
+  // point 1 (the rounds alone: +-1.1 points).
+  std::vector<Tick> alt;
+  for (int r = 0; r < 16; ++r) alt.push_back(r % 2 == 0 ? 102020 : 98020);  // 1e5 e^+-0.02
+  const auto a = backend::paired_speedup(alt, rounds, cand, rounds);
+  CHECK(a.low == Approx(a.speedup).epsilon(1e-4));
+  CHECK(a.high == Approx(a.speedup).epsilon(1e-4));
+  CHECK(a.speedup == Approx(1.0).epsilon(1e-4));
+  // 5 rounds make 2 batches of floor(sqrt(5)) = 2: fewer than 3, so the rounds themselves.
+  std::vector<Tick> b5(base.begin() + 6, base.begin() + 11), c5(5, 100000);
+  std::vector<int> r5(rounds.begin(), rounds.begin() + 5);
+  const auto e = backend::paired_speedup(b5, r5, c5, r5);
+  // Logs 0, 0, 0.04, 0.04, 0.04: mean 0.024, sd 0.021909, t(0.975, 4) = 2.77645, half
+  // width 2.77645 x 0.021909 / sqrt(5) = 0.027204.
+  CHECK(e.low == Approx(std::exp(0.024 - 0.027204)).epsilon(1e-4));
+  CHECK(e.high == Approx(std::exp(0.024 + 0.027204)).epsilon(1e-4));
+}
+
 TEST_CASE("Rounds: without two shared rounds, the unpaired bootstrap") {
   const std::vector<Tick> a{100, 110, 90, 105, 95, 100}, b{101, 109, 91, 104, 96, 99};
   const auto unpaired = backend::bootstrap_speedup(a, b);
