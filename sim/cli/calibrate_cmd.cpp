@@ -131,19 +131,29 @@ void run_calibrate(CalibrateCmdOptions opt) {
   // Before the op probes: their compute is solved on the simulated probe step, so it must be
   // the engine the predictions will use.
   if (opt.memory_overlap != "double-buffered") doc["compute"]["memory_overlap"] = overlap;
-  // The DRAM channels whose simulated triad is nearest the measured one (exec/dram_fit.h):
-  // the op probes' memory time below is simulated on them.
-  progress("DRAM channels: the measured triad simulated on the model");
+  // The DRAM channels, then data rate, whose simulated triad is nearest the measured one
+  // (exec/dram_fit.h): the op probes' memory time below is simulated on them.
+  progress("DRAM channels and data rate: the measured triad simulated on the model");
   const exec::DramChannelFit dram_fit =
       exec::fit_dram_channels(doc, c.bw_all.triad, c.dram_array_bytes);
   doc["dram"]["channels"] = dram_fit.channels;
-  std::string trials;
+  std::string trials, rates;
   for (const auto& t : dram_fit.trials) trials += fmt::format("{} {:.1f}; ", t.channels, t.gbs);
+  for (const auto& t : dram_fit.rate_trials)
+    rates += fmt::format("{} {:.1f}; ", t.data_rate_mts, t.gbs);
   doc["sources"]["dram.channels"] = fmt::format(
       "the count whose simulated triad (an add of two {} arrays into a third, tensor "
       "fidelity, memory alone, 3 arrays counted) is nearest the measured {:.1f} GB/s; "
       "channels: simulated GB/s tried: {}",
       format_bytes(c.dram_array_bytes), c.bw_all.triad, trials);
+  if (!dram_fit.rate_trials.empty()) {
+    doc["dram"]["data_rate_mts"] = dram_fit.data_rate_mts;
+    doc["sources"]["dram.data_rate_mts"] = fmt::format(
+        "at {} channels ({:.1f} GB/s at the preset's rate), the data rate whose simulated "
+        "triad is nearest the measured {:.1f} GB/s: {:.1f} GB/s; MT/s: simulated GB/s tried: "
+        "{}",
+        dram_fit.channels, dram_fit.channel_gbs, c.bw_all.triad, dram_fit.simulated_gbs, rates);
+  }
   doc["sources"]["conditions"] =
       others_before < 0 ? fmt::format("on {} cores (/proc/stat not readable)", cores)
                         : fmt::format(

@@ -76,7 +76,7 @@ TEST_CASE("the fit takes the count whose simulated triad is nearest the measured
       for (std::size_t i = 0; i + 2 < n; ++i)
         CHECK((fit.trials[i].gbs < measured || fit.trials[i + 1].gbs < measured));
       CHECK(fit.channels == nearest(measured, n));
-      CHECK(fit.simulated_gbs == all[std::size_t(fit.channels - 1)].gbs);
+      CHECK(fit.channel_gbs == all[std::size_t(fit.channels - 1)].gbs);
       if (f == 1.0 && c <= 3) CHECK(fit.channels == c);  // (the model's own value)
     }
   }
@@ -106,4 +106,34 @@ TEST_CASE("the probe moves 4 arrays through DRAM and its bandwidth counts 3") {
   const auto fit = exec::fit_dram_channels(host(2), 1e6, kArray);
   CHECK(fit.trials.at(1).channels == 2);
   CHECK(fit.trials.at(1).gbs == Approx(gbs).epsilon(1e-9));
+}
+
+TEST_CASE("then the data rate closes what whole channels leave") {
+  const auto all = all_counts();
+  // 8% above 2 channels' bandwidth (3 channels' is 1.8x it): the count is 2 and the rate
+  // moves the simulated triad towards the measured one, from DDR4-3200's upward.
+  const double measured = 1.08 * all[1].gbs;
+  const auto fit = exec::fit_dram_channels(host(1), measured, kArray);
+  INFO("channels " << fit.channels << ", " << fit.data_rate_mts << " MT/s: " << fit.simulated_gbs
+                   << " GB/s for " << measured);
+  CHECK(fit.channels == 2);
+  CHECK(fit.channel_gbs == all[1].gbs);
+  REQUIRE_FALSE(fit.rate_trials.empty());
+  // The bandwidth is jagged in the rate (timings round to whole clocks: 3488 MT/s 25.06
+  // GB/s, 3495 24.95, 3501 25.55), so within 2%, and the nearest of the rates tried.
+  CHECK(std::abs(std::log(fit.simulated_gbs / measured)) < 0.02);
+  for (const auto& t : fit.rate_trials)
+    CHECK(std::abs(std::log(fit.simulated_gbs / measured)) <= std::abs(std::log(t.gbs / measured)));
+  CHECK(fit.data_rate_mts > 3200);
+  CHECK(fit.data_rate_mts < 3200 * 1.2);
+  // The model's own value at a count: no rate step.
+  const auto own = exec::fit_dram_channels(host(1), all[1].gbs, kArray);
+  CHECK(own.channels == 2);
+  CHECK(own.data_rate_mts == 3200);
+  CHECK(own.rate_trials.empty());
+  // Below it: a lower rate, or, where DDR4-3200's timings in clocks no longer fit its ns
+  // ones at that rate (tRC < tRAS + tRP), the preset's; never an invalid machine.
+  const auto low = exec::fit_dram_channels(host(1), 0.92 * all[1].gbs, kArray);
+  CHECK(low.channels == 2);
+  CHECK(low.data_rate_mts <= 3200);
 }
