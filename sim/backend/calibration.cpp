@@ -99,19 +99,21 @@ std::vector<MeasuredLevel> find_cache_levels(const std::vector<LatencyPoint>& cu
   const std::vector<Plateau> plateaus = latency_plateaus(curve);
   std::vector<MeasuredLevel> levels;
   // Every plateau but the last (DRAM: the curve ends beyond the caches) is a level; at most
-  // three (L1, L2, LLC), the innermost ones.
-  for (std::size_t k = 0; k + 1 < plateaus.size() && k < 3; ++k) {
+  // three (L1, L2, LLC), the innermost ones. The outermost is the shared one.
+  const std::size_t count = std::min<std::size_t>(plateaus.size() - 1, 3);
+  for (std::size_t k = 0; k < count; ++k) {
     const Plateau& p = plateaus[k];
     const Plateau& next = plateaus[k + 1];
     const double measured = crossing(curve, std::sqrt(p.ns * next.ns), curve[p.first].bytes);
     MeasuredLevel level;
     level.latency_ns = p.ns;
+    const double reach = k + 1 == count ? kSharedHintReach : kPrivateHintReach;
     // The hint of the same level, matched by size rather than index: a level the curve
     // cannot see (a hint beyond it) must not shift the others.
     std::int64_t hint = 0;
     int ways = 16;
     for (std::size_t h = 0; h < hints.size(); ++h)
-      if (hints[h] > 0 && measured >= hints[h] / 2.0 && measured <= hints[h] * 2.0) {
+      if (hints[h] > 0 && measured >= hints[h] / reach && measured <= hints[h] * reach) {
         hint = hints[h];
         ways = h < hint_assoc.size() && hint_assoc[h] > 0 ? hint_assoc[h] : 16;
       }
@@ -167,6 +169,7 @@ std::optional<StreamingLevel> streaming_level(const std::vector<BandwidthPoint>&
   for (std::size_t i = first;
        i + 3 < curve.size() && curve[i].gbs * kPlateauRise >= curve[first].gbs; ++i)
     plateau.push_back(curve[i].gbs);
+  if (plateau.size() < kStreamingPlateauPoints) return std::nullopt;
   std::sort(plateau.begin(), plateau.end());
   const double cached = plateau[plateau.size() / 2];
   const double threshold = std::sqrt(cached * dram);

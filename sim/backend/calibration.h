@@ -83,8 +83,21 @@ std::vector<Plateau> latency_plateaus(const std::vector<LatencyPoint>& curve);
 // but the last is a level (at most three, innermost first), its latency the plateau's
 // median, its size the footprint where the curve crosses the geometric mean of its plateau
 // and the next one, rounded to a power of two, unless a hint (bytes; may be empty, wrong or
-// more than this process gets, e.g. a VM's share of a partitioned L3) lies within a factor
-// of 2 of it (then the hint, which is exact when right).
+// more than this process gets) lies within kPrivateHintReach of it for a private level, or
+// kSharedHintReach for the outermost, shared one (then the hint, which is exact when right).
+// A private level is the core's own: where its crossing falls short of the hint, the curve's
+// far end was lifted by TLB misses or replacement (a 2 MiB L2 crossed at 1.25 MiB on a
+// 2026-12-01 VM), and the hint is its size. A shared level is the physical cache, of which a
+// VM gets what its neighbours on the same chiplet leave: the chase, one random cycle over
+// the footprint, measures the share that keeps data between reuses, which is what the
+// simulated LRU levels need. On the 2-core EPYC VM (2026-12-07) sysfs listed a 32 MiB L3 and
+// the chase read 16.3 ns at 16 MiB and 115 ns at 23 MiB (crossing at 17.4 MiB); the 32 MiB
+// hint, then taken within 2x, predicted the nine-model fidelity check's fused speedups with a
+// mean error of 0.98 points against four runs' mean (44 of 54 within 2 points), the measured
+// 16 MiB with 0.71 (53 of 54), from the same measured steps (README, Fidelity).
+constexpr double kPrivateHintReach = 2.0;
+// One step of the curve's footprints (x sqrt 2): a sharp step at the hint crosses within it.
+constexpr double kSharedHintReach = 1.4143;
 std::vector<MeasuredLevel> find_cache_levels(const std::vector<LatencyPoint>& curve,
                                              const std::vector<std::int64_t>& hint_sizes,
                                              const std::vector<int>& hint_assoc);
@@ -97,7 +110,16 @@ std::vector<MeasuredLevel> find_cache_levels(const std::vector<LatencyPoint>& cu
 // of that first one (the median of the run). A cache whose random-access
 // latency is close to DRAM's (far slices of a large shared L3, seen through a VM's share)
 // shows here and not in the latency curve. nullopt when no footprint streams at >= 1.5x
-// DRAM's bandwidth beyond `beyond` bytes.
+// DRAM's bandwidth beyond `beyond` bytes, or when the plateau spans less than an octave
+// (kStreamingPlateauPoints footprints, sqrt 2 apart): a curve that falls steadily from the
+// inner level to DRAM, by 25-30% a step, is that level's tail, the part of a partly shared
+// L3 that streams still find, not a cache of its own. On the 2-core EPYC VM (2026-12-07) it
+// fell 177 GB/s at 16 MiB, then 135, 102, 71, 60, 53 at 92 MiB, DRAM 46; sized at its
+// crossing (42-44 MiB, with the chase's ~140 ns), such a level predicted the nine-model
+// check's fused speedups with a mean error of 1.00 points against four runs' mean, the
+// chase's 16 MiB L3 as the last level 0.67 (README, Fidelity). The VM of 2026-12-01 had a
+// plateau of five footprints (~50 GB/s from 24 to 96 MiB, DRAM 26): a level.
+constexpr std::size_t kStreamingPlateauPoints = 3;
 struct StreamingLevel {
   std::int64_t size = 0;
   double cached_gbs = 0, dram_gbs = 0;

@@ -85,6 +85,47 @@ TEST_CASE("a measured curve whose L3 is far smaller than the system lists keeps 
   CHECK(levels[2].latency_ns == Approx(40.55));  // the upper median of its 4 points
 }
 
+TEST_CASE("a shared level takes the system's size only within one step of the curve") {
+  // The 2-core EPYC VM's pointer chase (fusim calibrate, 2026-12-07 10:24; sysfs lists L1d
+  // 48 KiB, L2 1 MiB, L3 32 MiB), at footprints().
+  const std::vector<double> ns{0.94,   0.96,   0.95,   0.95,   0.95,   0.96,  0.95,  0.96,   3.32,
+                               3.32,   3.33,   3.32,   3.32,   3.32,   3.73,  4.86,  6.64,   9.82,
+                               10.40,  11.43,  12.31,  12.83,  13.28,  13.90, 16.30, 114.63, 120.84,
+                               128.41, 141.99, 147.14, 151.95, 155.41, 158.50};
+  const auto fp = footprints();
+  REQUIRE(fp.size() == ns.size());
+  std::vector<LatencyPoint> curve;
+  for (std::size_t i = 0; i < fp.size(); ++i) curve.push_back({fp[i], ns[i]});
+  // Plateaus 0.95, 3.32, 11.43 (9.82 .. 16.30: 13.90's plateau is within 1.6x and joins
+  // it), 141.99 and DRAM's 158.50: three levels.
+  const auto levels = find_cache_levels(curve, {48 * KiB, 1 * MiB, 32 * MiB}, {12, 16, 16});
+  REQUIRE(levels.size() == 3);
+  // L1 crosses sqrt(0.95 x 3.32) = 1.78 ns at 52 KiB, L2 sqrt(3.32 x 11.43) = 6.16 ns at
+  // 0.91 MiB: private levels, their hints within 2x.
+  CHECK(levels[0].size == 48 * KiB);
+  CHECK(levels[1].size == 1 * MiB);
+  // The LLC crosses sqrt(11.43 x 141.99) = 40.29 ns between 16 MiB (16.30) and 22.6 MiB
+  // (114.63) at 0.244 of the step: 17.4 MiB, 1.84x under the 32 MiB listed: the measured
+  // share, rounded to a power of two.
+  CHECK(levels[2].name == "LLC");
+  CHECK(levels[2].shared);
+  CHECK(levels[2].size == 16 * MiB);
+  CHECK(levels[2].latency_ns == 11.43);
+  CHECK(levels[2].how.find("the system lists 32MiB") != std::string::npos);
+
+  SECTION("a hint within sqrt 2 of the crossing is taken") {
+    const auto l = find_cache_levels(curve, {48 * KiB, 1 * MiB, 20 * MiB}, {12, 16, 20});
+    REQUIRE(l.size() == 3);
+    CHECK(l[2].size == 20 * MiB);  // 20 / 17.4 = 1.15
+    CHECK(l[2].assoc == 20);
+  }
+  SECTION("one just past sqrt 2 is not") {
+    const auto l = find_cache_levels(curve, {48 * KiB, 1 * MiB, 25 * MiB}, {12, 16, 20});
+    REQUIRE(l.size() == 3);
+    CHECK(l[2].size == 16 * MiB);  // 25 / 17.4 = 1.44
+  }
+}
+
 TEST_CASE("hints are snapped to by size, not by index") {
   // A clean 3-level machine: L1 32 KiB 1 ns, L2 1 MiB 4 ns, L3 32 MiB 20 ns, DRAM 100 ns.
   const auto curve = step_curve({{32 * KiB, 1.0}, {1 * MiB, 4.0}, {32 * MiB, 20.0}}, 100.0);
@@ -180,11 +221,8 @@ TEST_CASE(
   const auto noisy = sweep([&](std::size_t i) { return i <= 8 ? 30.0 : quiet_gbs[i]; });
 
   // Alone, the disturbed sweep's first point at >= 1.5x DRAM (37.5 GB/s) is 22.6 MiB (42);
-  // its plateau is 42 and 35 (within 1.35x of 42), median 42, the threshold sqrt(42 x 25) =
-  // 32.4, crossed between 32 MiB (35) and 45.3 MiB (25) at 0.26 of the step: 35.0 MiB.
-  const auto alone = streaming_level(noisy, 512 * KiB);
-  REQUIRE(alone);
-  CHECK(alone->size == 35 * MiB);
+  // its plateau is 42 and 35 (within 1.35x of 42), under an octave: it would see no level.
+  CHECK_FALSE(streaming_level(noisy, 512 * KiB));
 
   int disturbed = -1;
   const auto best = best_of_sweeps({noisy, slower, quiet}, &disturbed);
@@ -213,11 +251,12 @@ TEST_CASE(
   }
 }
 
-TEST_CASE("a slowly falling one-thread curve sizes its level from its plateau, not its slope") {
+TEST_CASE("a slowly falling one-thread curve sizes no level from its slope") {
   // Two calibrate --threads 1 runs on the 2-core EPYC VM, 10 minutes apart (2026-12-06
   // 20:05 and 20:15, each the best of three sweeps), beyond the latency curve's 8 MiB L3.
   // Their points up to the last at >= 1.5x DRAM had medians of 47.2 and 42.4 GB/s and gave
-  // 28 and 61 MiB (whether 46 MiB passed 1.5x DRAM decided it); the plateaus give 27 and 29.
+  // 28 and 61 MiB (whether 46 MiB passed 1.5x DRAM decided it); their plateaus (the points
+  // within 1.35x of the first) are two footprints each: the L3's tail, no level in either.
   const std::vector<double> a{73.1, 73.8, 73.5, 71.8, 74.0, 73.6, 71.2, 68.3, 63.0, 47.2, 36.0,
                               34.2, 31.7, 28.0, 26.7, 22.5, 24.6, 25.6, 25.4, 25.9, 25.1};
   const std::vector<double> b{64.1, 70.6, 72.7, 73.2, 75.1, 71.8, 70.0, 65.4, 53.8, 42.4, 37.4,
@@ -228,20 +267,45 @@ TEST_CASE("a slowly falling one-thread curve sizes its level from its plateau, n
       c.push_back({std::int64_t(std::pow(2.0, 20 + i / 2.0)) / 4096 * 4096, gbs[i]});
     return c;
   };
-  // a: DRAM 25.4 (median of 25.4, 25.9, 25.1); plateau from 11.3 MiB: 68.3, 63.0 (47.2 is
-  // under 68.3 / 1.35), median 68.3; threshold sqrt(68.3 x 25.4) = 41.65, crossed between
-  // 22.6 MiB (47.2) and 32 MiB (36.0) at 0.496: 22.625 x 1.4142^0.496 = 26.9 MiB.
-  const auto sa = streaming_level(curve(a), 8 * MiB);
-  REQUIRE(sa);
-  CHECK(sa->cached_gbs == 68.3);
-  CHECK(sa->dram_gbs == 25.4);
-  CHECK(sa->size == 27 * MiB);
-  // b: DRAM 22.8; plateau 65.4, 53.8 (42.4 is under 48.4), median 65.4; threshold 38.6,
-  // crossed between 22.6 MiB (42.4) and 32 MiB (37.4) at 0.75: 29.4 MiB.
-  const auto sb = streaming_level(curve(b), 8 * MiB);
-  REQUIRE(sb);
-  CHECK(sb->cached_gbs == 65.4);
-  CHECK(sb->size == 29 * MiB);
+  // a: DRAM 25.4 (median of 25.4, 25.9, 25.1); from 11.3 MiB: 68.3, 63.0, then 47.2, under
+  // 68.3 / 1.35. b: DRAM 22.8; 65.4, 53.8, then 42.4, under 48.4.
+  CHECK_FALSE(streaming_level(curve(a), 8 * MiB));
+  CHECK_FALSE(streaming_level(curve(b), 8 * MiB));
+  // With a third point on the plateau (a's 22.6 MiB at 60 instead of 47.2), a level: median
+  // 63.0, threshold sqrt(63 x 25.4) = 40.0, crossed between 22.6 MiB (60) and 32 MiB (36.0)
+  // at (60 - 40.0) / (60 - 36.0) = 0.833 of the step: 22.63 x 1.4142^0.833 = 30.2 MiB.
+  auto a3 = a;
+  a3[9] = 60.0;
+  const auto s = streaming_level(curve(a3), 8 * MiB);
+  REQUIRE(s);
+  CHECK(s->cached_gbs == 63.0);
+  CHECK(s->size == 30 * MiB);
+}
+
+TEST_CASE("a triad curve that falls steadily past the last level adds no streaming level") {
+  // calibrate on the 2-core EPYC VM, 2026-12-07 12:04 (2 threads, each point the best of 3
+  // sweeps, GB/s per total footprint), beyond the chase's 16 MiB L3.
+  const std::vector<double> gbs{239.6, 251.2, 273.4, 219.8, 205.9, 194.8, 192.0,
+                                179.6, 176.7, 135.4, 102.3, 70.7,  60.1,  53.3,
+                                50.5,  47.6,  45.7,  45.6,  45.6,  46.0,  45.4};
+  std::vector<BandwidthPoint> curve;
+  for (std::size_t i = 0; i < gbs.size(); ++i)
+    curve.push_back({std::int64_t(std::pow(2.0, 20 + i / 2.0)) / 4096 * 4096, gbs[i]});
+  // DRAM 45.6 (median of 46.0, 45.4, 45.6); past 16 MiB the points at >= 68.4 GB/s are
+  // 22.6 MiB (135.4), 32 MiB (102.3) and 45.3 MiB (70.7); within 1.35x of 135.4 only the
+  // first two: under an octave, the L3's tail.
+  CHECK_FALSE(streaming_level(curve, 16 * MiB));
+  SECTION("three footprints within 1.35x are a plateau") {
+    auto flat = curve;
+    flat[11].gbs = 110.0;  // 135.4 / 110 = 1.23
+    const auto s = streaming_level(flat, 16 * MiB);
+    REQUIRE(s);
+    // Median of 135.4, 102.3 and 110: 110; sqrt(110 x 45.6) = 70.82, between 45.3 MiB's 110
+    // and 64 MiB's 60.1, at (110 - 70.82) / (110 - 60.1) = 0.785 of the step:
+    // 45.25 x 1.4142^0.785 = 59.4 MiB.
+    CHECK(s->cached_gbs == 110.0);
+    CHECK(s->size == 59 * MiB);
+  }
 }
 
 TEST_CASE("each cache level's port is as wide as the triad streams from it") {
