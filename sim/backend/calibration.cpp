@@ -160,14 +160,14 @@ std::optional<StreamingLevel> streaming_level(const std::vector<BandwidthPoint>&
     }
   if (last == curve.size()) return std::nullopt;
   // The level's own plateau: the run of footprints from the first clearly cached one that
-  // stay within kPlateauRise of it. Not every point up to `last`: where the curve falls
-  // slowly (the one-thread curve of the 2-core VM: 65 GB/s at 11 MiB, 54, 42, 37, 34 at
-  // 46 MiB, DRAM 23), the slope's own points pulled the median down and whether 46 MiB
+  // stay within kStreamingPlateauRise of it. Not every point up to `last`: where the curve
+  // falls slowly (the one-thread curve of the 2-core VM: 65 GB/s at 11 MiB, 54, 42, 37, 34
+  // at 46 MiB, DRAM 23), the slope's own points pulled the median down and whether 46 MiB
   // passed 1.5x DRAM moved the LLC from 28 to 61 MiB between two calibrations 10 minutes
-  // apart; the plateau gives 27 and 29 (tests/backend/cache_levels_test.cpp).
+  // apart. Such a slope is no level at all (calibration.h, kStreamingPlateauPoints).
   std::vector<double> plateau;
   for (std::size_t i = first;
-       i + 3 < curve.size() && curve[i].gbs * kPlateauRise >= curve[first].gbs; ++i)
+       i + 3 < curve.size() && curve[i].gbs * kStreamingPlateauRise >= curve[first].gbs; ++i)
     plateau.push_back(curve[i].gbs);
   if (plateau.size() < kStreamingPlateauPoints) return std::nullopt;
   std::sort(plateau.begin(), plateau.end());

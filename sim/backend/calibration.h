@@ -110,15 +110,19 @@ std::vector<MeasuredLevel> find_cache_levels(const std::vector<LatencyPoint>& cu
 // of that first one (the median of the run). A cache whose random-access
 // latency is close to DRAM's (far slices of a large shared L3, seen through a VM's share)
 // shows here and not in the latency curve. nullopt when no footprint streams at >= 1.5x
-// DRAM's bandwidth beyond `beyond` bytes, or when the plateau spans less than an octave
-// (kStreamingPlateauPoints footprints, sqrt 2 apart): a curve that falls steadily from the
-// inner level to DRAM, by 25-30% a step, is that level's tail, the part of a partly shared
-// L3 that streams still find, not a cache of its own. On the 2-core EPYC VM (2026-12-07) it
-// fell 177 GB/s at 16 MiB, then 135, 102, 71, 60, 53 at 92 MiB, DRAM 46; sized at its
-// crossing (42-44 MiB, with the chase's ~140 ns), such a level predicted the nine-model
-// check's fused speedups with a mean error of 1.00 points against four runs' mean, the
-// chase's 16 MiB L3 as the last level 0.67 (README, Fidelity). The VM of 2026-12-01 had a
-// plateau of five footprints (~50 GB/s from 24 to 96 MiB, DRAM 26): a level.
+// DRAM's bandwidth beyond `beyond` bytes, or when the plateau (the footprints within
+// kStreamingPlateauRise of its first) spans less than an octave (kStreamingPlateauPoints
+// footprints, sqrt 2 apart). A level streams at one bandwidth over a range of footprints (the
+// VM of 2026-12-01: 47-53 GB/s from 24 to 96 MiB, DRAM 26); a curve that falls steadily past
+// the chase's last level, by a fifth or more a step, is that level's tail (the part of a
+// partly shared L3 that streams still find), not a cache of its own. On the 2-core EPYC VM
+// (2026-12-07, four calibrations within 10 minutes) the chase crossed at 8-17 MiB and the
+// triad fell from there: 177 GB/s at 16 MiB, then 135, 102, 71, 60, 53 at 92 MiB, DRAM 46;
+// or 158 at 11 MiB, 153, 118, 92, 64. Taken as levels (38-44 MiB with the chase's ~140 ns)
+// they predicted the nine-model check's fused speedups with a mean error of 0.91-1.00
+// points against four runs' mean, the chase's level alone as the last 0.63-0.67 (README,
+// Fidelity).
+constexpr double kStreamingPlateauRise = 1.2;
 constexpr std::size_t kStreamingPlateauPoints = 3;
 struct StreamingLevel {
   std::int64_t size = 0;

@@ -174,7 +174,7 @@ TEST_CASE("the streaming level: a large cache whose latency is close to DRAM's")
   const auto s = streaming_level(bw, 8 * MiB);
   REQUIRE(s);
   CHECK(s->dram_gbs == 25.7);    // median of the last three
-  CHECK(s->cached_gbs == 50.6);  // median of 24..96 MiB (within 4x of the last cached point)
+  CHECK(s->cached_gbs == 50.6);  // median of 12..96 MiB, within 1.2x of 12 MiB's 50.7
   // sqrt(50.6 x 25.7) = 36.06 GB/s is crossed between 96 MiB (47.3) and 128 MiB (31.7), at
   // 0.7205 of that octave's log: 96 x (4/3)^0.7205 = 118.1 MiB.
   CHECK(s->size == 118 * MiB);
@@ -221,7 +221,7 @@ TEST_CASE(
   const auto noisy = sweep([&](std::size_t i) { return i <= 8 ? 30.0 : quiet_gbs[i]; });
 
   // Alone, the disturbed sweep's first point at >= 1.5x DRAM (37.5 GB/s) is 22.6 MiB (42);
-  // its plateau is 42 and 35 (within 1.35x of 42), under an octave: it would see no level.
+  // its plateau is 42 and 35 (within 1.2x of 42), under an octave: it would see no level.
   CHECK_FALSE(streaming_level(noisy, 512 * KiB));
 
   int disturbed = -1;
@@ -233,7 +233,7 @@ TEST_CASE(
   }
   // The nine disturbed points are under 1/1.25 of the best; 0.95x is within the spread.
   CHECK(disturbed == 9);
-  // The best curve's plateau is 1 .. 11.3 MiB (76 x 7, then 64; 55 is under 76 / 1.35),
+  // The best curve's plateau is 1 .. 11.3 MiB (76 x 7, then 64; 55 is under 76 / 1.2),
   // median 76 GB/s, the threshold sqrt(76 x 25) = 43.6, crossed between 16 MiB (55) and
   // 22.6 MiB (42) at 0.877 of the step: 16 x 1.414^0.877 = 21.7 MiB.
   const auto s = streaming_level(best, 512 * KiB);
@@ -256,7 +256,7 @@ TEST_CASE("a slowly falling one-thread curve sizes no level from its slope") {
   // 20:05 and 20:15, each the best of three sweeps), beyond the latency curve's 8 MiB L3.
   // Their points up to the last at >= 1.5x DRAM had medians of 47.2 and 42.4 GB/s and gave
   // 28 and 61 MiB (whether 46 MiB passed 1.5x DRAM decided it); their plateaus (the points
-  // within 1.35x of the first) are two footprints each: the L3's tail, no level in either.
+  // within 1.2x of the first) are under an octave: the L3's tail, no level in either.
   const std::vector<double> a{73.1, 73.8, 73.5, 71.8, 74.0, 73.6, 71.2, 68.3, 63.0, 47.2, 36.0,
                               34.2, 31.7, 28.0, 26.7, 22.5, 24.6, 25.6, 25.4, 25.9, 25.1};
   const std::vector<double> b{64.1, 70.6, 72.7, 73.2, 75.1, 71.8, 70.0, 65.4, 53.8, 42.4, 37.4,
@@ -268,7 +268,7 @@ TEST_CASE("a slowly falling one-thread curve sizes no level from its slope") {
     return c;
   };
   // a: DRAM 25.4 (median of 25.4, 25.9, 25.1); from 11.3 MiB: 68.3, 63.0, then 47.2, under
-  // 68.3 / 1.35. b: DRAM 22.8; 65.4, 53.8, then 42.4, under 48.4.
+  // 68.3 / 1.2. b: DRAM 22.8; 65.4, then 53.8, under 65.4 / 1.2.
   CHECK_FALSE(streaming_level(curve(a), 8 * MiB));
   CHECK_FALSE(streaming_level(curve(b), 8 * MiB));
   // With a third point on the plateau (a's 22.6 MiB at 60 instead of 47.2), a level: median
@@ -283,27 +283,38 @@ TEST_CASE("a slowly falling one-thread curve sizes no level from its slope") {
 }
 
 TEST_CASE("a triad curve that falls steadily past the last level adds no streaming level") {
-  // calibrate on the 2-core EPYC VM, 2026-12-07 12:04 (2 threads, each point the best of 3
-  // sweeps, GB/s per total footprint), beyond the chase's 16 MiB L3.
-  const std::vector<double> gbs{239.6, 251.2, 273.4, 219.8, 205.9, 194.8, 192.0,
-                                179.6, 176.7, 135.4, 102.3, 70.7,  60.1,  53.3,
-                                50.5,  47.6,  45.7,  45.6,  45.6,  46.0,  45.4};
-  std::vector<BandwidthPoint> curve;
-  for (std::size_t i = 0; i < gbs.size(); ++i)
-    curve.push_back({std::int64_t(std::pow(2.0, 20 + i / 2.0)) / 4096 * 4096, gbs[i]});
-  // DRAM 45.6 (median of 46.0, 45.4, 45.6); past 16 MiB the points at >= 68.4 GB/s are
-  // 22.6 MiB (135.4), 32 MiB (102.3) and 45.3 MiB (70.7); within 1.35x of 135.4 only the
-  // first two: under an octave, the L3's tail.
-  CHECK_FALSE(streaming_level(curve, 16 * MiB));
-  SECTION("three footprints within 1.35x are a plateau") {
-    auto flat = curve;
-    flat[11].gbs = 110.0;  // 135.4 / 110 = 1.23
+  // calibrate on the 2-core EPYC VM, 2026-12-07 (2 threads, each point the best of 3 sweeps,
+  // GB/s per total footprint, 1 MiB .. 1 GiB).
+  auto curve_of = [](const std::vector<double>& gbs) {
+    std::vector<BandwidthPoint> c;
+    for (std::size_t i = 0; i < gbs.size(); ++i)
+      c.push_back({std::int64_t(std::pow(2.0, 20 + i / 2.0)) / 4096 * 4096, gbs[i]});
+    return c;
+  };
+  // 12:04, beyond the chase's 16 MiB: DRAM 45.6 (median of 46.0, 45.4, 45.6); the points at
+  // >= 68.4 GB/s are 22.6 MiB (135.4), 32 MiB (102.3) and 45.3 MiB (70.7); within 1.2x of
+  // 135.4 only the first.
+  const auto at_1204 =
+      curve_of({239.6, 251.2, 273.4, 219.8, 205.9, 194.8, 192.0, 179.6, 176.7, 135.4, 102.3,
+                70.7,  60.1,  53.3,  50.5,  47.6,  45.7,  45.6,  45.6,  46.0,  45.4});
+  CHECK_FALSE(streaming_level(at_1204, 16 * MiB));
+  // 12:11, beyond the chase's 8 MiB: 158.4 at 11.3 MiB, 152.7, 118.1, 92.0: within 1.35x
+  // (the latency plateaus' rise) three footprints, within 1.2x two.
+  const auto at_1211 =
+      curve_of({180.9, 178.2, 176.3, 173.1, 177.7, 165.0, 162.9, 158.4, 152.7, 118.1, 92.0,
+                64.3,  48.6,  45.6,  42.4,  39.8,  39.0,  39.6,  39.2,  40.5,  40.0});
+  CHECK_FALSE(streaming_level(at_1211, 8 * MiB));
+
+  SECTION("three footprints within 1.2x are a plateau") {
+    auto flat = at_1204;
+    flat[10].gbs = 125.0;  // 135.4 / 125 = 1.08
+    flat[11].gbs = 120.0;  // 135.4 / 120 = 1.13
     const auto s = streaming_level(flat, 16 * MiB);
     REQUIRE(s);
-    // Median of 135.4, 102.3 and 110: 110; sqrt(110 x 45.6) = 70.82, between 45.3 MiB's 110
-    // and 64 MiB's 60.1, at (110 - 70.82) / (110 - 60.1) = 0.785 of the step:
-    // 45.25 x 1.4142^0.785 = 59.4 MiB.
-    CHECK(s->cached_gbs == 110.0);
+    // Median of 135.4, 125 and 120: 125; sqrt(125 x 45.6) = 75.50, between 45.3 MiB's 120
+    // and 64 MiB's 60.1, at (120 - 75.50) / (120 - 60.1) = 0.743 of the step:
+    // 45.25 x 1.4142^0.743 = 58.5 MiB.
+    CHECK(s->cached_gbs == 125.0);
     CHECK(s->size == 59 * MiB);
   }
 }
