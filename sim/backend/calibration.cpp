@@ -119,6 +119,7 @@ std::vector<MeasuredLevel> find_cache_levels(const std::vector<LatencyPoint>& cu
       }
     if (hint > 0) {
       level.size = hint;
+      level.listed = true;
       level.assoc = ways;
       level.how = fmt::format("hint {} confirmed by the curve (crossing at {})", format_bytes(hint),
                               format_bytes(round_pow2(measured)));
@@ -239,6 +240,42 @@ std::vector<PortWidth> stream_port_widths(const std::vector<MeasuredLevel>& leve
   return widths;
 }
 
+void extend_shared_level(std::vector<MeasuredLevel>& levels,
+                         const std::vector<BandwidthPoint>& triad, int threads) {
+  if (levels.empty() || !levels.back().shared || levels.back().listed) return;
+  MeasuredLevel& level = levels.back();
+  const double inner =
+      levels.size() >= 2 ? double(levels[levels.size() - 2].size) * std::max(threads, 1) : 0;
+  std::vector<double> own;
+  std::size_t next = triad.size();  // the first point past the chase's size
+  for (std::size_t i = 0; i < triad.size(); ++i) {
+    if (double(triad[i].bytes) <= 1.5 * inner) continue;
+    if (triad[i].bytes <= level.size) {
+      own.push_back(triad[i].gbs);
+    } else if (next == triad.size()) {
+      next = i;
+    }
+  }
+  if (own.empty() && next < triad.size()) own.push_back(triad[next].gbs);
+  if (own.empty()) return;
+  std::sort(own.begin(), own.end());
+  const double reference = own[own.size() / 2];
+  std::int64_t reach = 0;
+  for (std::size_t i = next; i < triad.size(); ++i) {
+    if (triad[i].gbs * kStreamingPlateauRise < reference) break;
+    reach = triad[i].bytes;
+  }
+  constexpr std::int64_t kMiB = std::int64_t(1) << 20;
+  const std::int64_t size = reach / kMiB * kMiB;
+  if (size <= level.size) return;
+  level.how += fmt::format(
+      "; the {}-thread triad streams within {:.1f}x of the level's {:.1f} GB/s up to {}: the "
+      "size (the chase's share moves with the VM's neighbours, streams find this much)",
+      threads, kStreamingPlateauRise, reference, format_bytes(size));
+  level.size = size;
+  if (level.size % (std::int64_t(level.assoc) * 64) != 0) level.assoc = 16;
+}
+
 void add_streaming_level(std::vector<MeasuredLevel>& levels, const StreamingLevel& s,
                          const std::vector<LatencyPoint>& latency_curve) {
   const std::int64_t inner = levels.empty() ? 0 : levels.back().size;
@@ -309,6 +346,7 @@ Calibration calibrate_host(const std::function<void(const std::string&)>& progre
   }
   c.bw_sweeps = kSweeps;
   c.bw_curve = best_of_sweeps(sweeps, &c.bw_disturbed);
+  extend_shared_level(c.levels, c.bw_curve, c.threads);
   const std::int64_t inner = c.levels.empty() ? 0 : c.levels.back().size;
   if (auto s = streaming_level(c.bw_curve, inner)) {
     s->threads = c.threads;

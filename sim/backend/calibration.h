@@ -31,7 +31,8 @@ struct MeasuredLevel {
   double latency_ns = 0;
   int assoc = 8;
   bool shared = false;
-  std::string how;  // where the size came from, for the machine's "sources"
+  bool listed = false;  // the size is the system's (a hint the curve confirmed)
+  std::string how;      // where the size came from, for the machine's "sources"
 };
 
 // Throughput of each op class of compute::OpClass measured with libtorch on operands that
@@ -94,7 +95,8 @@ std::vector<Plateau> latency_plateaus(const std::vector<LatencyPoint>& curve);
 // the chase read 16.3 ns at 16 MiB and 115 ns at 23 MiB (crossing at 17.4 MiB); the 32 MiB
 // hint, then taken within 2x, predicted the nine-model fidelity check's fused speedups with a
 // mean error of 0.98 points against four runs' mean (44 of 54 within 2 points), the measured
-// 16 MiB with 0.71 (53 of 54), from the same measured steps (README, Fidelity).
+// 16 MiB with 0.71 (53 of 54), from the same measured steps (README, Fidelity). The chase's
+// share moves with the neighbours: extend_shared_level sizes it from the triad afterwards.
 constexpr double kPrivateHintReach = 2.0;
 // One step of the curve's footprints (x sqrt 2): a sharp step at the hint crosses within it.
 constexpr double kSharedHintReach = 1.4143;
@@ -163,6 +165,23 @@ struct PortWidth {
 std::vector<PortWidth> stream_port_widths(const std::vector<MeasuredLevel>& levels,
                                           const std::vector<BandwidthPoint>& curve, int threads,
                                           double clock_mhz);
+
+// The outermost level, shared, when the chase sized it below what the system lists (a VM's
+// share of its chiplet's L3): the chase, one random cycle over the footprint, loses what
+// the VM's neighbours evict to a full DRAM latency per line, and on the 2-core EPYC VM
+// (2026-12-07, eight calibrations over two hours) it crossed anywhere from 4.5 to 17 MiB,
+// while the all-thread triad streamed within 1.2x of the level's own bandwidth up to 16 MiB
+// in six of them (the other two, with a third to two thirds of the triad's points disturbed,
+// 22.6 and 32 MiB). Streams are what the ops of a step are, and the fidelity check's four
+// runs re-predicted with the level at 8, 16, 18 and 24 MiB erred by 0.79, 0.71, 0.71 and
+// 0.77 points, at 4 MiB by 1.04 (README, Fidelity). So the level grows to the last
+// footprint of `triad` (sorted by footprint, `threads` threads) whose bandwidth is within
+// kStreamingPlateauRise of the level's own: the median of the triad's points past 1.5x
+// the private levels' capacity on those threads and up to the chase's size (the nearest
+// point past it when none), down to whole MiB. A level of the system's listed size, a
+// private one or a triad with no point in the level stays as it is.
+void extend_shared_level(std::vector<MeasuredLevel>& levels,
+                         const std::vector<BandwidthPoint>& triad, int threads);
 
 // Adds the streaming level as the LLC when it is more than twice the latency curve's last
 // level (which then becomes "L2" or "L3", shared from the third level on), its latency the

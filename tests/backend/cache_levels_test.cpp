@@ -7,6 +7,7 @@
 using fusim::backend::add_streaming_level;
 using fusim::backend::BandwidthPoint;
 using fusim::backend::best_of_sweeps;
+using fusim::backend::extend_shared_level;
 using fusim::backend::find_cache_levels;
 using fusim::backend::latency_plateaus;
 using fusim::backend::LatencyPoint;
@@ -316,6 +317,61 @@ TEST_CASE("a triad curve that falls steadily past the last level adds no streami
     // 45.25 x 1.4142^0.743 = 58.5 MiB.
     CHECK(s->cached_gbs == 125.0);
     CHECK(s->size == 59 * MiB);
+  }
+}
+
+TEST_CASE("a shared level the chase sizes below the listed one grows to where streams hold") {
+  auto curve_of = [](const std::vector<double>& gbs) {
+    std::vector<BandwidthPoint> c;
+    for (std::size_t i = 0; i < gbs.size(); ++i)
+      c.push_back({std::int64_t(std::pow(2.0, 20 + i / 2.0)) / 4096 * 4096, gbs[i]});
+    return c;
+  };
+  auto levels_with = [](std::int64_t llc, bool listed) {
+    std::vector<MeasuredLevel> l(3);
+    l[0].name = "L1", l[0].size = 48 * KiB, l[0].assoc = 12;
+    l[1].name = "L2", l[1].size = 1 * MiB, l[1].assoc = 16;
+    l[2].name = "LLC", l[2].size = llc, l[2].assoc = 16, l[2].shared = true;
+    l[2].listed = listed;
+    return l;
+  };
+  // The 2-core EPYC VM, 2026-12-07 12:24: the chase crossed at 4.5 MiB (sysfs: 32 MiB); the
+  // 2-thread triad, 1 MiB .. 1 GiB:
+  const auto at_1224 =
+      curve_of({226.3, 226.8, 255.3, 213.5, 210.7, 199.7, 199.2, 185.9, 183.6, 150.8, 112.8,
+                84.5,  65.9,  55.1,  48.3,  47.8,  45.7,  45.4,  45.4,  46.3,  46.3});
+  auto l = levels_with(4 * MiB, false);
+  extend_shared_level(l, at_1224, 2);
+  // Past 1.5 x 2 threads' 1 MiB L2s and up to 4 MiB: 210.7 alone, the reference; then
+  // 199.7, 199.2, 185.9 and 183.6 (16 MiB) are within 1.2x of it (>= 175.6), 150.8 is not.
+  CHECK(l[2].size == 16 * MiB);
+  CHECK(l[1].size == 1 * MiB);
+  CHECK(l[2].how.find("up to 16MiB") != std::string::npos);
+
+  SECTION("12:11: the chase at 8 MiB") {
+    const auto at_1211 =
+        curve_of({180.9, 178.2, 176.3, 173.1, 177.7, 165.0, 162.9, 158.4, 152.7, 118.1, 92.0,
+                  64.3,  48.6,  45.6,  42.4,  39.8,  39.0,  39.6,  39.2,  40.5,  40.0});
+    auto m = levels_with(8 * MiB, false);
+    extend_shared_level(m, at_1211, 2);
+    // Own points 177.7, 165.0, 162.9: median 165.0; 158.4 and 152.7 hold (>= 137.5),
+    // 118.1 does not.
+    CHECK(m[2].size == 16 * MiB);
+  }
+  SECTION("one thread's private L2 alone is past the 1.5 MiB mark") {
+    auto m = levels_with(4 * MiB, false);
+    extend_shared_level(m, at_1224, 1);
+    // Own points now 2 .. 4 MiB: 255.3, 213.5, 210.7, median 213.5 (>= 177.9): 16 MiB again.
+    CHECK(m[2].size == 16 * MiB);
+    CHECK(m[2].how.find("213.5 GB/s") != std::string::npos);
+  }
+  SECTION("the listed size, or a chase past the streams' reach, stays") {
+    auto listed = levels_with(4 * MiB, true);
+    extend_shared_level(listed, at_1224, 2);
+    CHECK(listed[2].size == 4 * MiB);
+    auto larger = levels_with(32 * MiB, false);
+    extend_shared_level(larger, at_1224, 2);
+    CHECK(larger[2].size == 32 * MiB);  // 45.3 MiB's 84.5 is far under its 185.9
   }
 }
 
