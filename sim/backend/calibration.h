@@ -169,10 +169,10 @@ std::vector<PortWidth> stream_port_widths(const std::vector<MeasuredLevel>& leve
 // The outermost level, shared, when the chase sized it below what the system lists (a VM's
 // share of its chiplet's L3): the chase, one random cycle over the footprint, loses what
 // the VM's neighbours evict to a full DRAM latency per line, and on the 2-core EPYC VM
-// (2026-12-07, eight calibrations over two hours) it crossed anywhere from 4.5 to 17 MiB,
-// while the all-thread triad streamed within 1.2x of the level's own bandwidth up to 16 MiB
-// in six of them (the other two, with a third to two thirds of the triad's points disturbed,
-// 22.6 and 32 MiB). Streams are what the ops of a step are, and the fidelity check's four
+// (2026-12-07, nine calibrations from 10:24 to 12:37) it crossed anywhere from 3.1 to
+// 17.4 MiB, while the all-thread triad streamed within 1.2x of the level's own bandwidth up
+// to 16 MiB in seven of them (the other two, with 13 and 14 of the triad's 21 points
+// disturbed, 22.6 and 32 MiB). Streams are what the ops of a step are, and the fidelity check's four
 // runs re-predicted with the level at 8, 16, 18 and 24 MiB erred by 0.79, 0.71, 0.71 and
 // 0.77 points, at 4 MiB by 1.04 (README, Fidelity). So the level grows to the last
 // footprint of `triad` (sorted by footprint, `threads` threads) whose bandwidth is within

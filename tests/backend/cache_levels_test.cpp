@@ -335,7 +335,7 @@ TEST_CASE("a shared level the chase sizes below the listed one grows to where st
     l[2].listed = listed;
     return l;
   };
-  // The 2-core EPYC VM, 2026-12-07 12:24: the chase crossed at 4.5 MiB (sysfs: 32 MiB); the
+  // The 2-core EPYC VM, 2026-12-07 12:24: the chase crossed at 4.4 MiB (sysfs: 32 MiB); the
   // 2-thread triad, 1 MiB .. 1 GiB:
   const auto at_1224 =
       curve_of({226.3, 226.8, 255.3, 213.5, 210.7, 199.7, 199.2, 185.9, 183.6, 150.8, 112.8,
