@@ -41,6 +41,21 @@ std::vector<LatencyPoint> step_curve(const std::vector<std::pair<std::int64_t, d
   }
   return c;
 }
+// A triad curve as calibrate sweeps it: GB/s at 1 MiB .. 1 GiB, two points per octave,
+// whole 4 KiB pages.
+std::vector<BandwidthPoint> triad_curve(const std::vector<double>& gbs) {
+  std::vector<BandwidthPoint> c;
+  for (std::size_t i = 0; i < gbs.size(); ++i)
+    c.push_back({std::int64_t(std::pow(2.0, 20 + i / 2.0)) / 4096 * 4096, gbs[i]});
+  return c;
+}
+
+// The 2-core EPYC VM's 2-thread triad at 2026-12-07 12:11 (each point the best of 3 sweeps),
+// when the chase crossed at 8.1 MiB.
+std::vector<BandwidthPoint> triad_at_1211() {
+  return triad_curve({180.9, 178.2, 176.3, 173.1, 177.7, 165.0, 162.9, 158.4, 152.7, 118.1, 92.0,
+                      64.3,  48.6,  45.6,  42.4,  39.8,  39.0,  39.6,  39.2,  40.5,  40.0});
+}
 }  // namespace
 
 namespace {
@@ -262,22 +277,16 @@ TEST_CASE("a slowly falling one-thread curve sizes no level from its slope") {
                               34.2, 31.7, 28.0, 26.7, 22.5, 24.6, 25.6, 25.4, 25.9, 25.1};
   const std::vector<double> b{64.1, 70.6, 72.7, 73.2, 75.1, 71.8, 70.0, 65.4, 53.8, 42.4, 37.4,
                               34.3, 30.6, 26.4, 26.8, 21.7, 24.3, 24.1, 21.4, 22.8, 24.8};
-  auto curve = [](const std::vector<double>& gbs) {
-    std::vector<BandwidthPoint> c;
-    for (std::size_t i = 0; i < gbs.size(); ++i)
-      c.push_back({std::int64_t(std::pow(2.0, 20 + i / 2.0)) / 4096 * 4096, gbs[i]});
-    return c;
-  };
   // a: DRAM 25.4 (median of 25.4, 25.9, 25.1); from 11.3 MiB: 68.3, 63.0, then 47.2, under
   // 68.3 / 1.2. b: DRAM 22.8; 65.4, then 53.8, under 65.4 / 1.2.
-  CHECK_FALSE(streaming_level(curve(a), 8 * MiB));
-  CHECK_FALSE(streaming_level(curve(b), 8 * MiB));
+  CHECK_FALSE(streaming_level(triad_curve(a), 8 * MiB));
+  CHECK_FALSE(streaming_level(triad_curve(b), 8 * MiB));
   // With a third point on the plateau (a's 22.6 MiB at 60 instead of 47.2), a level: median
   // 63.0, threshold sqrt(63 x 25.4) = 40.0, crossed between 22.6 MiB (60) and 32 MiB (36.0)
   // at (60 - 40.0) / (60 - 36.0) = 0.833 of the step: 22.63 x 1.4142^0.833 = 30.2 MiB.
   auto a3 = a;
   a3[9] = 60.0;
-  const auto s = streaming_level(curve(a3), 8 * MiB);
+  const auto s = streaming_level(triad_curve(a3), 8 * MiB);
   REQUIRE(s);
   CHECK(s->cached_gbs == 63.0);
   CHECK(s->size == 30 * MiB);
@@ -286,24 +295,16 @@ TEST_CASE("a slowly falling one-thread curve sizes no level from its slope") {
 TEST_CASE("a triad curve that falls steadily past the last level adds no streaming level") {
   // calibrate on the 2-core EPYC VM, 2026-12-07 (2 threads, each point the best of 3 sweeps,
   // GB/s per total footprint, 1 MiB .. 1 GiB).
-  auto curve_of = [](const std::vector<double>& gbs) {
-    std::vector<BandwidthPoint> c;
-    for (std::size_t i = 0; i < gbs.size(); ++i)
-      c.push_back({std::int64_t(std::pow(2.0, 20 + i / 2.0)) / 4096 * 4096, gbs[i]});
-    return c;
-  };
   // 12:04, beyond the chase's 16 MiB: DRAM 45.6 (median of 46.0, 45.4, 45.6); the points at
   // >= 68.4 GB/s are 22.6 MiB (135.4), 32 MiB (102.3) and 45.3 MiB (70.7); within 1.2x of
   // 135.4 only the first.
   const auto at_1204 =
-      curve_of({239.6, 251.2, 273.4, 219.8, 205.9, 194.8, 192.0, 179.6, 176.7, 135.4, 102.3,
-                70.7,  60.1,  53.3,  50.5,  47.6,  45.7,  45.6,  45.6,  46.0,  45.4});
+      triad_curve({239.6, 251.2, 273.4, 219.8, 205.9, 194.8, 192.0, 179.6, 176.7, 135.4, 102.3,
+                   70.7,  60.1,  53.3,  50.5,  47.6,  45.7,  45.6,  45.6,  46.0,  45.4});
   CHECK_FALSE(streaming_level(at_1204, 16 * MiB));
   // 12:11, beyond the chase's 8 MiB: 158.4 at 11.3 MiB, 152.7, 118.1, 92.0: within 1.35x
   // (the latency plateaus' rise) three footprints, within 1.2x two.
-  const auto at_1211 =
-      curve_of({180.9, 178.2, 176.3, 173.1, 177.7, 165.0, 162.9, 158.4, 152.7, 118.1, 92.0,
-                64.3,  48.6,  45.6,  42.4,  39.8,  39.0,  39.6,  39.2,  40.5,  40.0});
+  const auto at_1211 = triad_at_1211();
   CHECK_FALSE(streaming_level(at_1211, 8 * MiB));
 
   SECTION("three footprints within 1.2x are a plateau") {
@@ -321,12 +322,6 @@ TEST_CASE("a triad curve that falls steadily past the last level adds no streami
 }
 
 TEST_CASE("a shared level the chase sizes below the listed one grows to where streams hold") {
-  auto curve_of = [](const std::vector<double>& gbs) {
-    std::vector<BandwidthPoint> c;
-    for (std::size_t i = 0; i < gbs.size(); ++i)
-      c.push_back({std::int64_t(std::pow(2.0, 20 + i / 2.0)) / 4096 * 4096, gbs[i]});
-    return c;
-  };
   auto levels_with = [](std::int64_t llc, bool listed) {
     std::vector<MeasuredLevel> l(3);
     l[0].name = "L1", l[0].size = 48 * KiB, l[0].assoc = 12;
@@ -338,8 +333,8 @@ TEST_CASE("a shared level the chase sizes below the listed one grows to where st
   // The 2-core EPYC VM, 2026-12-07 12:24: the chase crossed at 4.4 MiB (sysfs: 32 MiB); the
   // 2-thread triad, 1 MiB .. 1 GiB:
   const auto at_1224 =
-      curve_of({226.3, 226.8, 255.3, 213.5, 210.7, 199.7, 199.2, 185.9, 183.6, 150.8, 112.8,
-                84.5,  65.9,  55.1,  48.3,  47.8,  45.7,  45.4,  45.4,  46.3,  46.3});
+      triad_curve({226.3, 226.8, 255.3, 213.5, 210.7, 199.7, 199.2, 185.9, 183.6, 150.8, 112.8,
+                   84.5,  65.9,  55.1,  48.3,  47.8,  45.7,  45.4,  45.4,  46.3,  46.3});
   auto l = levels_with(4 * MiB, false);
   extend_shared_level(l, at_1224, 2);
   // Past 1.5 x 2 threads' 1 MiB L2s and up to 4 MiB: 210.7 alone, the reference; then
@@ -349,9 +344,7 @@ TEST_CASE("a shared level the chase sizes below the listed one grows to where st
   CHECK(l[2].how.find("up to 16MiB") != std::string::npos);
 
   SECTION("12:11: the chase at 8 MiB") {
-    const auto at_1211 =
-        curve_of({180.9, 178.2, 176.3, 173.1, 177.7, 165.0, 162.9, 158.4, 152.7, 118.1, 92.0,
-                  64.3,  48.6,  45.6,  42.4,  39.8,  39.0,  39.6,  39.2,  40.5,  40.0});
+    const auto at_1211 = triad_at_1211();
     auto m = levels_with(8 * MiB, false);
     extend_shared_level(m, at_1211, 2);
     // Own points 177.7, 165.0, 162.9: median 165.0; 158.4 and 152.7 hold (>= 137.5),
