@@ -13,6 +13,7 @@ and written to OUT/summary.md and OUT/summary.json.
   scripts/fidelity_check.py --fusim build/fusim --out /tmp/fid
   scripts/fidelity_check.py --models resnet18,mobilenet_v2 --optimizers adam --paths analytic
   scripts/fidelity_check.py --out /tmp/fid --paths in-run --repredict other_machine.json
+  scripts/fidelity_check.py --out /tmp/fid --paths in-run --repredict m.json --repredict-out /tmp/fid_m
   scripts/fidelity_check.py --out /tmp/fid --paths analytic --repredict recalibrated.json
 
 Paths: analytic (the calibrated op costs of --machine, no profile: what-if machines use the
@@ -207,6 +208,9 @@ def main():
                          "the analytic path from MACHINE alone, analytic-run-speed with its compute "
                          "scaled by the run's op speed probe over MACHINE's), and "
                          "summarise those (not written to OUT/summary.*)")
+    ap.add_argument("--repredict-out", metavar="DIR",
+                    help="with --repredict: write each re-predicted output to DIR under its own "
+                         "name (OUT is left as it was), for scripts/fidelity_replicates.py")
     ap.add_argument("--paths", default="analytic,in-run",
                     help="comma list of analytic, analytic-run-speed, in-run, auto, in-step")
     ap.add_argument("--fidelity", default="tensor")
@@ -214,6 +218,8 @@ def main():
     ap.add_argument("--max-time", type=float, default=30)
     ap.add_argument("--out", required=True)
     args = ap.parse_args()
+    if args.repredict_out and not args.repredict:
+        ap.error("--repredict-out needs --repredict")
     os.makedirs(args.out, exist_ok=True)
     rows = []
     configs = [(m, o, p) for m in args.models.split(",") for o in args.optimizers.split(",")
@@ -239,6 +245,12 @@ def main():
                 continue  # outputs from before --save-profile
             trace = capture(model, args.batch, args.resolution, args.out)
             doc = repredict(args.fusim, trace, args.repredict, doc, file, path, args)
+            if args.repredict_out:
+                os.makedirs(args.repredict_out, exist_ok=True)
+                out_file = os.path.join(args.repredict_out, name)
+                with open(out_file + ".tmp", "w") as f:
+                    json.dump(doc, f, indent=1, sort_keys=True)
+                os.replace(out_file + ".tmp", out_file)
         dram = (doc.get("conditions") or {}).get("dram_triad_gbs") or {}
         calibrated = doc.get("calibrated_dram_triad_gbs")
         speed = (doc.get("conditions") or {}).get("op_probe_us") or {}
