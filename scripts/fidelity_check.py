@@ -227,6 +227,11 @@ def main():
     for i, (model, optimizer, path) in enumerate(configs):
         name = f"{model}_b{args.batch}_r{args.resolution}_{optimizer}_{args.impl}_{path}.json"
         file = os.path.join(args.out, name)
+        if not os.path.exists(file) and args.repredict:
+            # --repredict measures nothing: a configuration without an output is left out.
+            print(f"fidelity_check: --repredict: no {name} in {args.out}: left out",
+                  file=sys.stderr, flush=True)
+            continue
         if not os.path.exists(file):
             trace = capture(model, args.batch, args.resolution, args.out)
             print(f"fidelity_check: [{i + 1}/{len(configs)}] {model} {optimizer} {path}",
@@ -262,6 +267,10 @@ def main():
             r["speed_ratio"] = (speed["median"] / calibrated_speed
                                 if speed.get("median") and calibrated_speed else None)
             rows.append((model, optimizer, path, r))
+    if args.repredict and not rows:
+        print(f"fidelity_check: --repredict: no outputs of these configurations in {args.out}",
+              file=sys.stderr)
+        sys.exit(2)
     summary = summarise(rows)
     lines = ["| model | optimizer | path | ordering | predicted ms | measured ms | error % | "
              "pred speedup | meas speedup (95% CI) | DRAM GB/s (x calibrated) | "
