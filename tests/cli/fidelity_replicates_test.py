@@ -71,6 +71,14 @@ with tempfile.TemporaryDirectory() as tmp:
     check(f"error of backward-fused in points: {bf['error_points']}",
           abs(bf["error_points"] - 100 * (1.01 - math.exp(mean))) < 1e-9)
     check(f"reproducible 1, right 1: {s}", s["reproducible_decisions"] == 1 and s["reproducible_right"] == 1)
+    # Each run against its own measurement: backward-fused 1.01 against 1.02, 1.03, 1.025
+    # (-1, -2, -1.5 points), forward-fused 1.002 against 0.99, 1.01, 0.97 (+1.2, -0.8,
+    # +3.2): mean |error| 9.7 / 6, five of six within 2 (an error of exactly 2 is).
+    check(f"own-run errors: {s}", s["own_run_results"] == 6 and s["own_run_within_2_points"] == 5
+          and abs(s["own_run_error_mean_points"] - 9.7 / 6) < 1e-9)
+    check(f"own-run line printed: {p.stdout[-200:]!r}",
+          "each run against its own measurement: within 2 points 5 of 6 (mean error 1.62 points)"
+          in p.stdout)
     # Bad input: one folder; a folder without outputs; a malformed output.
     p = run(dirs[0])
     check(f"one folder: exit 2 and a clear line, got {p.returncode} {p.stderr!r}",
