@@ -263,6 +263,8 @@ RunReport execute_schedules(const workload::Trace& trace,
     if (o.dram_probe && !cuda)
       cond.dram_triad_gbs.push_back(probe::dram_probe_gbs(cond.threads, pinned.cpus));
     if (o.speed_probe && !cuda) cond.op_probe_us.push_back(probe::op_speed_probe_us(0));
+    if (o.dram_probe && !cuda && pinned.cpus.size() >= 2)
+      cond.core_to_core_ns.push_back(probe::core_to_core_ns(pinned.cpus));
   };
   for (auto& r : runs) run_iterations(r, o.warmup, false, false);
   for (int b = 0; b < blocks; ++b) {

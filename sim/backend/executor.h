@@ -111,6 +111,9 @@ struct RunConditions {
   // Microseconds of the op speed probe before each round, in order (empty: not probed): how
   // fast the host ran small framework ops while the steps ran.
   std::vector<double> op_probe_us;
+  // Nanoseconds a line of the core-to-core probe before each round (probe::core_to_core_ns on
+  // the first two pinned cores; empty: not probed): whether the two cores shared a cache.
+  std::vector<double> core_to_core_ns;
 };
 
 // Min, median and max of samples (all 0 when there are none).
@@ -128,6 +131,10 @@ inline DramSpread dram_spread(const RunConditions& c) {
 // describe_run calls the machine busy when other processes used this many cores more than the
 // run left free, on average over the run; and says so for steal time above it.
 inline constexpr double kBusyCores = 0.25;
+
+// describe_run says the two cores' placement moved when the core-to-core probe's samples
+// span more than this factor (13 against 68 ns on the 2-core EPYC VM).
+inline constexpr double kPlacementMoved = 2.0;
 
 // describe_run says the host's DRAM bandwidth moved when its samples span more than this
 // (max / min - 1): past it, memory-bound ops' times in different rounds are not alike.

@@ -5,6 +5,7 @@
 #include <sys/mman.h>
 #include <time.h>
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -109,6 +110,44 @@ double pointer_chase_ns(std::int64_t bytes, std::uint64_t seed) {
   const double s = thread_seconds() - t0;
   asm volatile("" : : "r"(p));  // keep the chain
   return s * 1e9 / double(loads);
+}
+
+double core_to_core_ns(const std::vector<int>& cpus) {
+  if (cpus.size() < 2) return 0;
+  constexpr std::size_t kLine = 64, lines = std::size_t(kCoreToCoreBytes) / kLine;
+  std::vector<std::uint32_t> next(lines);
+  std::iota(next.begin(), next.end(), 0u);
+  std::mt19937_64 rng(7);
+  for (std::size_t i = lines - 1; i > 0; --i) {  // Sattolo: one cycle, no prefetch to follow
+    std::uniform_int_distribution<std::size_t> pick(0, i - 1);
+    std::swap(next[i], next[pick(rng)]);
+  }
+  HugeBuffer buffer(lines * kLine);
+  auto* base = static_cast<char*>(buffer.data);
+  std::atomic<int> turn{0};  // 0: the writer's lap, 1: the reader's
+  std::vector<double> ns;
+  run_threads(2,
+              [&](int t) {
+                for (int lap = 0; lap < kCoreToCoreLaps; ++lap) {
+                  while (turn.load(std::memory_order_acquire) != t) {
+                  }
+                  if (t == 0) {
+                    for (std::size_t i = 0; i < lines; ++i)
+                      *reinterpret_cast<void**>(base + i * kLine) =
+                          base + std::size_t(next[i]) * kLine;
+                  } else {
+                    void* q = base;
+                    const auto t0 = Clock::now();
+                    for (std::size_t i = 0; i < lines; ++i) q = *static_cast<void**>(q);
+                    ns.push_back(seconds_since(t0) * 1e9 / double(lines));
+                    asm volatile("" : : "r"(q));
+                  }
+                  turn.store(1 - t, std::memory_order_release);
+                }
+              },
+              {cpus[0], cpus[1]});
+  std::sort(ns.begin(), ns.end());
+  return ns[ns.size() / 2];
 }
 
 Bandwidth stream_bandwidth(std::int64_t bytes, int threads, int repeats) {

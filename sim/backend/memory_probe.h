@@ -35,6 +35,17 @@ inline constexpr std::int64_t kDramProbeBytes = std::int64_t(128) << 20;
 // cpus (may be empty): thread t runs on cpus[t], as `run` pins its intra-op threads.
 double dram_probe_gbs(int threads, const std::vector<int>& cpus = {});
 
+// Nanoseconds per 64 B line for the second of `cpus` to chase a random pointer cycle over
+// kCoreToCoreBytes that the first has just written (median of kCoreToCoreLaps laps): how far
+// apart the two cores are. On the 2-core EPYC VM it reads 13-14 ns while the two vCPUs share
+// a chiplet's L3 and 67-70 ns while they do not, and the hypervisor moves them between the
+// two within minutes; an op that reads what the other core just wrote (a backward-fused
+// update right after its backward op) pays for it (README, Predict and validate). `run`
+// samples it once per round of blocks. 0 with fewer than two cpus.
+inline constexpr std::int64_t kCoreToCoreBytes = 64 << 10;  // inside either core's L2
+inline constexpr int kCoreToCoreLaps = 64;
+double core_to_core_ns(const std::vector<int>& cpus);
+
 // Core clock in MHz from a chain of dependent 64-bit integer multiplies (IMUL r64 latency 3
 // on Intel since Core 2 and AMD since Zen; memory_probe.cpp says why not adds).
 double core_clock_mhz();

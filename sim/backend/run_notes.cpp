@@ -165,6 +165,16 @@ std::vector<std::string> describe_run(const RunReport& report, const RunOptions&
         "(median {:.0f}) over {} rounds; every op's time moves with it (the orderings are "
         "interleaved, so speedups suffer less than step times)",
         speed.min, speed.max, speed.median, speed.samples));
+  const SampleSpread c2c = sample_spread(c.core_to_core_ns);
+  if (c2c.samples >= 2 && c2c.max > kPlacementMoved * c2c.min)
+    notes.push_back(fmt::format(
+        "the two cores' placement moved during the run: a line one core had just written took "
+        "the other {:.0f} to {:.0f} ns to read (median {:.0f}) over {} rounds, as when a VM's "
+        "cores share a chiplet's L3 in some rounds and not in others; ops that read what the "
+        "other core wrote (a backward-fused update after its backward op) cost more in the "
+        "slow rounds (on a 2-core EPYC VM, efficientnet_b0 Adam backward-fused measured "
+        "0.963-0.980x eager after 68-ns probes and 0.977-1.006x after 13-ns ones)",
+        c2c.min, c2c.max, c2c.median, c2c.samples));
   if (!c.pin_note.empty()) notes.push_back(c.pin_note);
   // libtorch's default intra-op threads are its count of physical cores, which a VM may
   // report as fewer than it runs on (this project's 2-core host: 1). calibrate and profile

@@ -22,7 +22,8 @@ nlohmann::json conditions_json(const backend::RunReport& report, const backend::
           {"max_time_s", o.max_time_s},
           {"min_cpu_ratio", o.min_cpu_ratio},
           {"dram_triad_gbs", spread_json(c.dram_triad_gbs)},
-          {"op_probe_us", spread_json(c.op_probe_us)}};
+          {"op_probe_us", spread_json(c.op_probe_us)},
+          {"core_to_core_ns", spread_json(c.core_to_core_ns)}};
 }
 
 nlohmann::json spread_json(const std::vector<double>& samples) {

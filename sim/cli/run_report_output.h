@@ -12,7 +12,7 @@ namespace fusim::cli {
 
 // {"load_average_before", "load_average_after", "cpus", "threads", "pinned_cpus",
 //  "elapsed_s", "rounds", "converged", "ci_points", "max_time_s", "min_cpu_ratio",
-//  "dram_triad_gbs", "op_probe_us"}
+//  "dram_triad_gbs", "op_probe_us", "core_to_core_ns"}
 nlohmann::json conditions_json(const backend::RunReport& report,
                                const backend::RunOptions& options);
 // A probe's samples during the run (the DRAM probe's GB/s, the op speed probe's us):

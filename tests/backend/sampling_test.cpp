@@ -300,6 +300,22 @@ TEST_CASE("run's notes: inside or outside the noise, busy machine, dropped steps
   CHECK_FALSE(says_default(cuda));
 }
 
+TEST_CASE("run notes: the two cores' placement, when the core-to-core probe moved") {
+  backend::RunReport report;
+  backend::RunOptions o;
+  // 13.5, 68 and 14 ns (one chiplet's L3, then two): 68 / 13.5 > kPlacementMoved, said, with
+  // the median of the three (14).
+  report.conditions.core_to_core_ns = {13.5, 68.0, 14.0};
+  CHECK(has(backend::describe_run(report, o),
+            "the two cores' placement moved during the run: a line one core had just written "
+            "took the other 14 to 68 ns to read (median 14) over 3 rounds"));
+  // 26.9 / 13.5 = 1.99: not said; nor with one sample or none.
+  report.conditions.core_to_core_ns = {13.5, 26.9};
+  CHECK_FALSE(has(backend::describe_run(report, o), "placement moved"));
+  report.conditions.core_to_core_ns = {68.0};
+  CHECK_FALSE(has(backend::describe_run(report, o), "placement moved"));
+}
+
 TEST_CASE("run notes: the DRAM probe's spread and its drift from calibration") {
   backend::RunConditions c;
   c.threads = 2;
