@@ -86,19 +86,26 @@ struct StreamArrays {
 };
 }  // namespace
 
+namespace {
+// Sattolo's algorithm: a uniformly random permutation of [0, n) that is a single cycle.
+std::vector<std::uint32_t> random_cycle(std::size_t n, std::uint64_t seed) {
+  std::vector<std::uint32_t> next(n);
+  std::iota(next.begin(), next.end(), 0u);
+  std::mt19937_64 rng(seed);
+  for (std::size_t i = n - 1; i > 0; --i) {
+    std::uniform_int_distribution<std::size_t> pick(0, i - 1);
+    std::swap(next[i], next[pick(rng)]);
+  }
+  return next;
+}
+}  // namespace
+
 double pointer_chase_ns(std::int64_t bytes, std::uint64_t seed) {
   constexpr std::size_t kLine = 64;
   const std::size_t lines = std::max<std::size_t>(2, std::size_t(bytes) / kLine);
   HugeBuffer buffer(lines * kLine);
   auto* base = static_cast<char*>(buffer.data);
-  // Sattolo's algorithm: a uniformly random permutation that is a single cycle.
-  std::vector<std::uint32_t> next(lines);
-  std::iota(next.begin(), next.end(), 0u);
-  std::mt19937_64 rng(seed);
-  for (std::size_t i = lines - 1; i > 0; --i) {
-    std::uniform_int_distribution<std::size_t> pick(0, i - 1);
-    std::swap(next[i], next[pick(rng)]);
-  }
+  const std::vector<std::uint32_t> next = random_cycle(lines, seed);
   for (std::size_t i = 0; i < lines; ++i)
     *reinterpret_cast<void**>(base + i * kLine) = base + std::size_t(next[i]) * kLine;
   // One lap, and at least 1 Mi loads (~1 ms when everything hits L1).
@@ -115,13 +122,7 @@ double pointer_chase_ns(std::int64_t bytes, std::uint64_t seed) {
 double core_to_core_ns(const std::vector<int>& cpus) {
   if (cpus.size() < 2) return 0;
   constexpr std::size_t kLine = 64, lines = std::size_t(kCoreToCoreBytes) / kLine;
-  std::vector<std::uint32_t> next(lines);
-  std::iota(next.begin(), next.end(), 0u);
-  std::mt19937_64 rng(7);
-  for (std::size_t i = lines - 1; i > 0; --i) {  // Sattolo: one cycle, no prefetch to follow
-    std::uniform_int_distribution<std::size_t> pick(0, i - 1);
-    std::swap(next[i], next[pick(rng)]);
-  }
+  const std::vector<std::uint32_t> next = random_cycle(lines, 7);  // no prefetch to follow
   HugeBuffer buffer(lines * kLine);
   auto* base = static_cast<char*>(buffer.data);
   std::atomic<int> turn{0};  // 0: the writer's lap, 1: the reader's
