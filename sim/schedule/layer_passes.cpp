@@ -98,7 +98,8 @@ std::vector<SavedExtra> saved_extras(const workload::Trace& trace, const Layer& 
   std::int64_t n = workload::numel(l.output);
   switch (l.op) {
     case LK::Dropout:
-      return {{"mask", n}};  // bool mask, 1 byte per element
+      if (l.attrs.p == 0) return {};  // returns its input (layer_roles)
+      return {{"mask", n}};           // bool mask, 1 byte per element
     case LK::MaxPool2d:
       return {{"indices", n * 8}};  // int64 argmax per output element
     case LK::BatchNorm:             // save_mean, save_invstd: float32 [C] each
@@ -192,7 +193,10 @@ std::vector<LayerRole> layer_roles(const workload::Trace& trace) {
     const Layer& l = trace.layers[i];
     LayerRole& r = roles[i];
     r.is_loss = l.op == LK::CrossEntropy;
-    r.is_view = workload::is_view(l.op);
+    // Dropout with p = 0 returns its input (aten/src/ATen/native/Dropout.cpp: `if (p == 0 ||
+    // !train || input.numel() == 0) return input;`): no kernel, no mask. Swin-T's ATen
+    // capture has twelve of them; costed as a dropout, each was predicted at 7x its time.
+    r.is_view = workload::is_view(l.op) || (l.op == LK::Dropout && l.attrs.p == 0);
     r.is_parameter = l.op == LK::Parameter;
     for (std::size_t p = 0; p < l.params.size(); ++p)
       if (l.params[p].requires_grad) {
