@@ -2,12 +2,15 @@
 // precision, the distributed optimizer's shard, a persistent grad buffer, materialized vs
 // flash attention, and weight tying, each against hand-computed bytes; every schedule still
 // passes the dependency checker.
+#include <fmt/format.h>
 #include <catch2/catch.hpp>
 #include <map>
+#include <nlohmann/json.hpp>
 
 #include "mlp_fixture.h"
 #include "networks/networks.h"
 #include "schedule/schedule.h"
+#include "workload/trace_io.h"
 
 using namespace fusim;
 using namespace fusim::schedule;
@@ -141,5 +144,39 @@ TEST_CASE("tied weights: one tensor and grad, updated once by the owner after bo
     }
     CHECK(owner_updates == 2);  // one per step
     CHECK(head_updates == 0);
+  }
+}
+
+TEST_CASE("dropout with p = 0 is a view: no kernel, no mask; with p > 0 a kernel and a mask") {
+  // fc1 -> dropout(p) -> fc2 -> loss, batch 2 of 4 features.
+  auto trace_with = [](double p) {
+    return workload::parse_trace(nlohmann::json::parse(fmt::format(R"(
+ {{"format":"fusim-trace","version":1,"model":"d","batch":2,"dtype":"float32","source":"test",
+  "inputs":[{{"name":"input","shape":[2,4]}},{{"name":"target","shape":[2],"dtype":"int64"}}],
+  "layers":[
+   {{"id":0,"name":"fc1","op":"linear","inputs":["input"],"output":[2,8],
+    "params":[{{"name":"fc1.weight","shape":[8,4]}}]}},
+   {{"id":1,"name":"drop","op":"dropout","attrs":{{"p":{}}},"inputs":[0],"output":[2,8]}},
+   {{"id":2,"name":"fc2","op":"linear","inputs":[1],"output":[2,3],
+    "params":[{{"name":"fc2.weight","shape":[3,8]}}]}},
+   {{"id":3,"name":"loss","op":"cross_entropy","inputs":[2,"target"],"output":[]}}]}})",
+                                                                   p)),
+                                 "d.json");
+  };
+  for (double p : {0.0, 0.1}) {
+    INFO("p = " << p);
+    const auto trace = trace_with(p);
+    ScheduleOptions o;
+    o.optimizer = "sgd";
+    o.steps = 1;
+    const Schedule s = build_schedule(trace, o);
+    CHECK(check_schedule(trace, s).empty());
+    int dropout_kernels = 0;
+    for (const auto& op : s.ops)
+      if (op.layer == 1) dropout_kernels += op.kernels;
+    bool mask = false;
+    for (const auto& t : s.tensors) mask = mask || t.name.find("mask") != std::string::npos;
+    CHECK(dropout_kernels == (p == 0 ? 0 : 2));  // F and Bx
+    CHECK(mask == (p > 0));
   }
 }
