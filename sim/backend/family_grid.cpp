@@ -22,10 +22,18 @@ struct Probe {
   json input_shape;      // of the model input (and of the layer norm before the layer)
   json layer;            // "op", "attrs", "output", "params", optional "buffers"; inputs set here
   int layer_inputs = 1;  // how many times the relu's output feeds it (add: 2, attention: 3)
+  // Which of those inputs is the layer norm's output with its last two dims swapped (a
+  // permute view before the probed layer: bmm's q k^T), -1: none.
+  int transposed = -1;
   std::string optimizer = "sgd", impl = "foreach";
   bool update = false;  // measure the layer's U (else its F, Bx, Bw)
   bool loss = false;    // the layer feeds cross_entropy directly: measure the loss (L)
 };
+
+// The probed layer's id (and index: the trace's layers are in id order).
+int probed_id(const Probe& p) {
+  return p.transposed >= 0 ? 2 : 1;
+}
 
 json tensor(const std::string& name, json shape) {
   return probe_tensor(name, std::move(shape));
@@ -40,24 +48,38 @@ workload::Trace probe_trace(const Probe& p) {
   json out = p.layer.at("output");
   std::int64_t features = 1;
   for (std::size_t d = 1; d < out.size(); ++d) features *= out[d].get<std::int64_t>();
+  const int id = probed_id(p);
   json layer = p.layer;
-  layer["id"] = 1;
+  layer["id"] = id;
   layer["name"] = "probe";
   layer["inputs"] = json::array();
-  for (int k = 0; k < p.layer_inputs; ++k) layer["inputs"].push_back(0);
+  for (int k = 0; k < p.layer_inputs; ++k) layer["inputs"].push_back(k == p.transposed ? 1 : 0);
   // A trained layer norm first: its backward makes the probed layer's input need a
   // gradient, so that the probe has a Bx op.
   const std::int64_t last_dim = p.input_shape.back().get<std::int64_t>();
-  json layers =
-      json::array({{{"id", 0},
-                    {"name", "pre"},
-                    {"op", "layer_norm"},
-                    {"attrs", {{"normalized_shape", {last_dim}}}},
-                    {"inputs", {"input"}},
-                    {"output", p.input_shape},
-                    {"params", {tensor("pre.weight", {last_dim}), tensor("pre.bias", {last_dim})}}},
-                   layer});
-  int last = 1;
+  json layers = json::array();
+  layers.push_back(
+      {{"id", 0},
+       {"name", "pre"},
+       {"op", "layer_norm"},
+       {"attrs", {{"normalized_shape", {last_dim}}}},
+       {"inputs", {"input"}},
+       {"output", p.input_shape},
+       {"params", {tensor("pre.weight", {last_dim}), tensor("pre.bias", {last_dim})}}});
+  if (p.transposed >= 0) {
+    json dims = json::array(), shape = p.input_shape;
+    for (std::size_t d = 0; d < shape.size(); ++d) dims.push_back(d);
+    std::swap(dims[dims.size() - 1], dims[dims.size() - 2]);
+    std::swap(shape[shape.size() - 1], shape[shape.size() - 2]);
+    layers.push_back({{"id", 1},
+                      {"name", "pre_t"},
+                      {"op", "permute"},
+                      {"attrs", {{"dims", dims}}},
+                      {"inputs", {0}},
+                      {"output", shape}});
+  }
+  layers.push_back(layer);
+  int last = id;
   if (p.loss) {
     layers.push_back({{"id", 4},
                       {"name", "loss"},
@@ -67,14 +89,14 @@ workload::Trace probe_trace(const Probe& p) {
     return parse(p, layers);
   }
   if (out.size() > 2) {
-    layers.push_back({{"id", 2},
+    layers.push_back({{"id", id + 1},
                       {"name", "flat"},
                       {"op", "flatten"},
-                      {"inputs", {1}},
+                      {"inputs", {id}},
                       {"output", {n, features}}});
-    last = 2;
+    last = id + 1;
   }
-  append_head_and_loss(layers, 3, last, n, features);
+  append_head_and_loss(layers, id + 2, last, n, features);
   return parse(p, layers);
 }
 
@@ -141,6 +163,11 @@ std::vector<Probe> probes() {
       {128, 128, 2, 3, 1, 128},
       {144, 144, 16, 5, 2, 144},
       {32, 32, 4, 3, 1, 32},
+      // ConvNeXt's 7x7 depthwise (the reference Bw path: k > 3), early and late stages at
+      // 64x64 inputs: without them that path's fit, made of 3x3 and 5x5 points, gave
+      // ConvNeXt-T's 7x7 Bw ops 1.6-2.9x their time.
+      {96, 96, 16, 7, 1, 96},
+      {384, 384, 4, 7, 1, 384},
       {64, 64, 16, 3, 1, 8},
       {128, 128, 8, 3, 2, 8}};
   for (const auto& c : convs) {
@@ -189,7 +216,10 @@ std::vector<Probe> probes() {
                   {"buffers",
                    {{{"name", "probe.running_mean"}, {"shape", {c}}, {"requires_grad", false}},
                     {{"name", "probe.running_var"}, {"shape", {c}}, {"requires_grad", false}}}}}});
-  for (auto [rows, d] : std::vector<std::pair<int, int>>{{64, 64}, {512, 256}, {1024, 768}})
+  // Layer norm's rows (its per-row term), up to Swin-T's first stage at 64x64 inputs (2048
+  // rows of 96) and rows shorter than that.
+  for (auto [rows, d] :
+       std::vector<std::pair<int, int>>{{64, 64}, {512, 256}, {1024, 768}, {2048, 96}, {8192, 32}})
     v.push_back({fmt::format("layer_norm {}x{}", rows, d),
                  {rows, d},
                  {{"op", "layer_norm"},
@@ -213,6 +243,21 @@ std::vector<Probe> probes() {
                   {"attrs", {{"output_size", {1, 1}}}},
                   {"output", {8, c, 1, 1}}}});
   }
+  // Adaptive average pooling over many small planes (squeeze-and-excitation blocks: one
+  // mean per N x C plane, its per-plane term).
+  for (auto [c, hw] : std::vector<std::pair<int, int>>{{576, 4}, {960, 2}})
+    v.push_back({fmt::format("adaptive_avg_pool2d {}x{}x{}", c, hw, hw),
+                 {8, c, hw, hw},
+                 {{"op", "adaptive_avg_pool2d"},
+                  {"attrs", {{"output_size", {1, 1}}}},
+                  {"output", {8, c, 1, 1}}}});
+  // Softmax over short rows (attention scores: Swin's windows of 49, ViT's 197 tokens),
+  // beside the long rows below: its per-row term.
+  for (auto [rows, cols] :
+       std::vector<std::pair<int, int>>{{1024, 49}, {4096, 49}, {2048, 128}, {512, 197}})
+    v.push_back({fmt::format("softmax {}x{}", rows, cols),
+                 {rows, cols},
+                 {{"op", "softmax"}, {"attrs", {{"dim", -1}}}, {"output", {rows, cols}}}});
   for (std::int64_t e : {4096, 65536, 1048576}) {
     const json shape{8, e / 8};
     for (const char* op : {"relu", "gelu", "dropout", "silu", "sigmoid", "relu6", "tanh"}) {
@@ -266,6 +311,25 @@ std::vector<Probe> probes() {
     p.layer_inputs = 3;
     v.push_back(p);
   }
+  // bmm: batched products of small matrices, as hand-written attention runs them (Swin's
+  // window attention at 64x64 inputs: 216 matrices of 49 x 32 by 32 x 49, then 49 x 49 by
+  // 49 x 32). x [B, L, d] from the layer norm times its transpose: q k^T ([B, L, L], a
+  // contraction over d), or x^T x ([B, d, d], over L: the shape of attention's dv = P^T dO).
+  // Without a family of their own they took the class efficiency of large GEMMs, and a
+  // Swin-T step's bmm ops were predicted at 0.27-0.32 of their time (2-core EPYC VM).
+  for (auto [b, l, d, scores] : std::vector<std::array<int, 4>>{{96, 49, 32, 1},
+                                                                {48, 64, 64, 1},
+                                                                {24, 128, 64, 1},
+                                                                {8, 256, 64, 1},
+                                                                {96, 49, 32, 0},
+                                                                {24, 128, 64, 0}}) {
+    Probe p{fmt::format("bmm {}x{}x{}{}", b, l, d, scores ? "" : " transposed first"),
+            {b, l, d},
+            {{"op", "bmm"}, {"output", scores ? json{b, l, l} : json{b, d, d}}}};
+    p.layer_inputs = 2;
+    p.transposed = scores ? 1 : 0;
+    v.push_back(p);
+  }
   // cross_entropy: the head's loss at several class counts (a linear before it), ImageNet's
   // 1000 classes also at batch 8 and 32: on a 2-core EPYC VM torchvision models at batch 8
   // measured their loss at 170-280 us, where a fit through 8 x 10 (45 us) and 64 x 1000
@@ -312,7 +376,7 @@ std::vector<FamilyProbe> family_probes() {
     request.impl = schedule::parse_impl_option(p.impl);
     request.steps = 2;
     f.schedules = schedule::build_schedules(f.trace, {schedule::Ordering::Eager}, request);
-    const int probed = p.loss ? int(f.trace.layers.size()) - 1 : 1;  // sorted: loss last
+    const int probed = p.loss ? int(f.trace.layers.size()) - 1 : probed_id(p);  // loss last
     for (const auto& op : f.schedules[0].ops) {
       if (op.step != 1 || op.layer != probed) continue;
       const bool update = op.kind == schedule::OpKind::Update;

@@ -155,9 +155,12 @@ compute::OpCostModel calibrate_op_costs(const exec::Machine& host, const FamilyP
   for (const auto& [family, pts] : points) {
     compute::FitTerms terms;
     terms.per_kernel = family.rfind("update.", 0) == 0;
-    terms.per_channel = family.rfind("batch_norm.", 0) == 0 ||
-                        family.rfind("conv2d_grouped.", 0) == 0 ||
-                        family.rfind("conv2d_dw_ref.", 0) == 0;
+    // Per channel loop: batch norm's channels, grouped convolutions' groups, the rows of
+    // softmax and layer norm, the planes of adaptive pooling (compute/op_cost_model.h).
+    terms.per_channel =
+        family.rfind("batch_norm.", 0) == 0 || family.rfind("conv2d_grouped.", 0) == 0 ||
+        family.rfind("conv2d_dw_ref.", 0) == 0 || family.rfind("softmax.", 0) == 0 ||
+        family.rfind("layer_norm.", 0) == 0 || family.rfind("adaptive_avg_pool2d.", 0) == 0;
     terms.per_ragged_plane = family.rfind("batch_norm.", 0) == 0;
     const auto used = informative_points(pts, exact.at(family));
     auto fit = compute::fit_family_cost(used, peaks.at(family), terms);

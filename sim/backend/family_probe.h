@@ -8,10 +8,12 @@
 //
 // The grid (family_grid.cpp): linear (rows x in x out, 12 shapes), conv2d (kernel 1, 3, 7;
 // stride 1, 2; 3 to 512 channels; 2x2 to 64x64 spatial, 14 shapes), depthwise and grouped
-// conv2d (3x3 and 5x5, 16 to 1152 channels, 14; 6 of their Bw ops are ones oneDNN's JIT
-// depthwise kernel refuses, conv2d_dw_ref.Bw), each with F, Bx and Bw; batch norm (13
-// shapes, 16 to 1152 channels), layer norm, max and average pooling, relu, relu6, gelu,
-// silu, sigmoid, tanh, add, mul, dropout, softmax, concat, the generic elementwise and
+// conv2d (3x3, 5x5 and 7x7, 16 to 1152 channels, 16; 8 of their Bw ops are ones oneDNN's JIT
+// depthwise kernel refuses, conv2d_dw_ref.Bw), each with F, Bx and Bw; bmm (8 to 96
+// matrices of 49 to 256 rows, 6 shapes, F and Bx; matmul takes its family); batch norm (13
+// shapes, 16 to 1152 channels), layer norm (5, 64 to 8192 rows), max and average pooling
+// (adaptive: 5, 128 to 7680 planes), relu, relu6, gelu, silu, sigmoid, tanh, add, mul,
+// dropout, softmax (7, rows of 49 to 131072), concat, the generic elementwise and
 // data-movement stand-ins, attention (3-4 sizes each, F and Bx), cross-entropy (6 sizes, L), views
 // (reshape, permute: the call alone); and every optimizer's update per implementation at 4
 // sizes (1 Ki to 2.4 Mi parameters). Each

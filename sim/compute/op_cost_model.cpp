@@ -43,6 +43,23 @@ bool depthwise_bw_reference(const workload::Trace& trace, const workload::Layer&
   return false;
 }
 
+// The independent reductions of a softmax (rows along its dim), a layer norm (rows of its
+// normalized shape) or an adaptive average pool (N x C planes), 0 where the shape says
+// nothing (OpShape::channels).
+std::int64_t reduction_rows(const workload::Trace& trace, const workload::Layer& layer) {
+  const auto& x = workload::input_shape(trace, layer.inputs.at(0));
+  const std::int64_t n = workload::numel(x);
+  if (layer.op == workload::OpKind::Softmax) {
+    const auto d = workload::normalize_dim(layer.attrs.dim, x.size());
+    return d && std::size_t(*d) < x.size() && x[std::size_t(*d)] > 0 ? n / x[std::size_t(*d)] : 0;
+  }
+  if (layer.op == workload::OpKind::LayerNorm) {
+    const std::int64_t row = workload::numel(layer.attrs.normalized_shape);
+    return row > 0 ? n / row : 0;
+  }
+  return x.size() == 4 ? x[0] * x[1] : 0;  // adaptive_avg_pool2d
+}
+
 bool gemm_like(workload::OpKind op) {
   using K = workload::OpKind;
   return op == K::Linear || op == K::Conv2d || op == K::Matmul || op == K::Bmm ||
@@ -111,7 +128,11 @@ std::string op_family(const workload::Trace& trace, const schedule::Schedule& sc
 }
 
 std::string parent_family(const std::string& family) {
-  return family == "conv2d_dw_ref.Bw" ? "conv2d_grouped.Bw" : "";
+  if (family == "conv2d_dw_ref.Bw") return "conv2d_grouped.Bw";
+  // torch.matmul of batched operands runs bmm (aten/src/ATen/native/LinearAlgebra.cpp,
+  // _matmul_impl): calibrate probes bmm alone.
+  if (family.rfind("matmul.", 0) == 0) return "bmm." + family.substr(7);
+  return "";
 }
 
 OpShape op_shape(const workload::Trace& trace, const schedule::Schedule& schedule,
@@ -144,6 +165,9 @@ OpShape op_shape(const workload::Trace& trace, const schedule::Schedule& schedul
   }
   if (layer.op == workload::OpKind::Conv2d && layer.attrs.groups > 1)
     s.channels = layer.attrs.groups;
+  if (layer.op == workload::OpKind::Softmax || layer.op == workload::OpKind::LayerNorm ||
+      layer.op == workload::OpKind::AdaptiveAvgPool2d)
+    s.channels = reduction_rows(trace, layer);
   if (!gemm_like(op.layer_op)) return s;
   s.gemm = true;
   if (op.layer_op == workload::OpKind::Linear || op.layer_op == workload::OpKind::Conv2d) {

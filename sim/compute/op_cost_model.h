@@ -15,6 +15,9 @@
 // of batch norm (C) and grouped convolutions (groups): oneDNN and ATen's batch-norm kernels
 // run one reduction per channel, so 512 channels of 2x2 cost ~4x 16 channels of 32x32 at a
 // quarter of the elements (measured by `fusim calibrate` on a 2-core EPYC VM: Bx 171 vs 39 us).
+// The same term counts the rows of softmax and layer norm (one reduction per row: Swin-T's
+// window attention softmaxes rows of 49, at 0.36 of the time a fit over rows of 512 and more
+// gave them) and the planes (N x C) of adaptive average pooling (one mean per plane).
 //
 // with d the per-group GEMM's m, n and k for GEMM-like families (linear, conv2d, matmul,
 // bmm, attention) and the op's element count for the others: a saturating efficiency, low
@@ -57,7 +60,8 @@ struct OpShape {
   bool gemm = false;
   std::int64_t m = 0, n = 0, k = 0;  // GEMM-like: the per-group GEMM of this op kind
   std::int64_t elements = 0;         // others: elements of the op's largest tensor
-  std::int64_t channels = 0;         // per-channel loops (batch_norm: C; grouped conv: groups)
+  std::int64_t channels = 0;  // per-channel loops (batch_norm: C; grouped conv: groups; softmax,
+                              // layer_norm: rows; adaptive_avg_pool2d: N x C planes)
   // batch_norm: the (n, c) planes whose H x W is not a whole number of ATen's float vectors
   // (kVectorFloats), else 0. ATen's contiguous batch-norm kernels walk one plane per
   // vectorised call (aten/src/ATen/native/cpu/batch_norm_kernel.cpp: reduce_all and
@@ -130,8 +134,10 @@ struct OpCostModel {
 // (a view), "" for a parameter layer's ops (nothing runs).
 std::string op_family(const workload::Trace& trace, const schedule::Schedule& schedule,
                       const schedule::Op& op);
-// The family a split-off family was part of ("conv2d_dw_ref.Bw": "conv2d_grouped.Bw"), which
-// an op of it takes where a machine file lacks its own; "" for the others.
+// The family an op of `family` takes where a machine file lacks its own: the one a
+// split-off family was part of ("conv2d_dw_ref.Bw": "conv2d_grouped.Bw"), and bmm's for
+// matmul ("matmul.F": "bmm.F"; calibrate probes bmm, which torch.matmul runs for batched
+// operands); "" for the others.
 std::string parent_family(const std::string& family);
 OpShape op_shape(const workload::Trace& trace, const schedule::Schedule& schedule,
                  const schedule::Op& op);

@@ -8,6 +8,8 @@
 
 #include "backend/family_probe.h"
 #include "backend/optimizer_config.h"
+#include "workload/cost.h"
+#include "workload/trace.h"
 
 using namespace fusim;
 
@@ -30,11 +32,34 @@ TEST_CASE("the calibration grid: valid probes covering every family") {
     }
   CHECK(points["linear.F"] == 12);
   CHECK(points["conv2d.F"] == 14);  // 7x7 stem, 3x3 at every stage, strided 3x3 and 1x1, 1x1
-  // Grouped and depthwise: 14 shapes, whose Bw ops split by oneDNN's JIT depthwise kernel's
-  // limits: 5x5 (four shapes) and 3x3 on 2x2 maps (two) take the reference path.
-  CHECK(points["conv2d_grouped.F"] == 14);
+  // Grouped and depthwise: 16 shapes, whose Bw ops split by oneDNN's JIT depthwise kernel's
+  // limits: 5x5 (four shapes), 7x7 (two) and 3x3 on 2x2 maps (two) take the reference path.
+  CHECK(points["conv2d_grouped.F"] == 16);
   CHECK(points["conv2d_grouped.Bw"] == 8);
-  CHECK(points["conv2d_dw_ref.Bw"] == 6);
+  CHECK(points["conv2d_dw_ref.Bw"] == 8);
+  // bmm: six shapes, F and Bx (no weights); the probed layer reads the layer norm's output
+  // and its transpose (a permute view before it), in either order.
+  CHECK(points["bmm.F"] == 6);
+  CHECK(points["bmm.Bx"] == 6);
+  CHECK_FALSE(points.count("bmm.Bw"));
+  int transposed_second = 0, transposed_first = 0;
+  for (const auto& p : grid) {
+    if (p.families.empty() || p.families.front() != "bmm.F") continue;
+    INFO(p.what);
+    REQUIRE(p.probed_layer == 2);
+    const auto& bmm = p.trace.layers.at(2);
+    REQUIRE(bmm.op == workload::OpKind::Bmm);
+    REQUIRE(p.trace.layers.at(1).op == workload::OpKind::Permute);
+    REQUIRE(bmm.inputs.size() == 2);
+    const auto& a = workload::input_shape(p.trace, bmm.inputs[0]);
+    const auto& b = workload::input_shape(p.trace, bmm.inputs[1]);
+    // [B, L, d] x [B, d, L] -> [B, L, L], or [B, d, L] x [B, L, d] -> [B, d, d].
+    CHECK(a[2] == b[1]);
+    CHECK(bmm.output == workload::Shape{a[0], a[1], b[2]});
+    ++(a[1] < a[2] ? transposed_first : transposed_second);
+  }
+  CHECK(transposed_second == 4);
+  CHECK(transposed_first == 2);
   for (const char* f : {"batch_norm.F",
                         "batch_norm.Bx",
                         "layer_norm.F",
@@ -69,6 +94,11 @@ TEST_CASE("the calibration grid: valid probes covering every family") {
   // 13 shapes); views are measured for their call alone (reshape and permute, two sizes
   // each).
   CHECK(points["batch_norm.Bx"] == 13);
+  // Softmax over rows of 49 to 131072, layer norm over 64 to 8192 rows, adaptive pooling
+  // over 128 to 7680 planes: each family's per-row (per-plane) term is seen.
+  CHECK(points["softmax.F"] == 7);
+  CHECK(points["layer_norm.F"] == 5);
+  CHECK(points["adaptive_avg_pool2d.F"] == 5);
   CHECK(points["view.F"] == 4);
   CHECK(points["view.Bx"] == 4);
   CHECK(points["cross_entropy.L"] == 6);

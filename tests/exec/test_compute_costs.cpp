@@ -281,6 +281,45 @@ TEST_CASE("batch norm's shape: channels and ragged planes, by hand") {
   CHECK(forward[1].ragged_planes == 0);  // a convolution has no planes of its own
 }
 
+TEST_CASE("softmax and layer norm count their rows, adaptive pooling its planes, by hand") {
+  // x [2, 3, 5, 7]: a layer norm over the last dim (2*3*5 = 30 rows of 7), a softmax along
+  // dim 2 (2*3*7 = 42 rows of 5), one along -1 (30 rows), an adaptive pool (2*3 = 6 planes).
+  const auto trace = workload::parse_trace(nlohmann::json::parse(R"(
+ {"format":"fusim-trace","version":1,"model":"rows","batch":2,"dtype":"float32","source":"test",
+  "inputs":[{"name":"input","shape":[2,3,5,7]},{"name":"target","shape":[2],"dtype":"int64"}],
+  "layers":[
+   {"id":0,"name":"ln","op":"layer_norm","attrs":{"normalized_shape":[7]},"inputs":["input"],
+    "output":[2,3,5,7],"params":[{"name":"ln.weight","shape":[7]},{"name":"ln.bias","shape":[7]}]},
+   {"id":1,"name":"sm2","op":"softmax","attrs":{"dim":2},"inputs":[0],"output":[2,3,5,7]},
+   {"id":2,"name":"sm","op":"softmax","attrs":{"dim":-1},"inputs":[1],"output":[2,3,5,7]},
+   {"id":3,"name":"pool","op":"adaptive_avg_pool2d","attrs":{"output_size":[1,1]},"inputs":[2],
+    "output":[2,3,1,1]},
+   {"id":4,"name":"flatten","op":"flatten","attrs":{"start_dim":1,"end_dim":-1},"inputs":[3],
+    "output":[2,3]},
+   {"id":5,"name":"loss","op":"cross_entropy","attrs":{},"inputs":[4,"target"],"output":[]}]})"),
+                                           "rows.json");
+  schedule::ScheduleOptions so;
+  so.optimizer = "sgd";
+  so.steps = 1;
+  const auto s = schedule::build_schedule(trace, so);
+  std::map<std::pair<int, schedule::OpKind>, compute::OpShape> shapes;
+  for (const auto& op : s.ops) shapes[{op.layer, op.kind}] = compute::op_shape(trace, s, op);
+  using K = schedule::OpKind;
+  CHECK(shapes.at({0, K::Forward}).channels == 30);
+  CHECK(shapes.at({0, K::BackwardWeight}).channels == 30);  // (its input needs no gradient)
+  CHECK(shapes.at({1, K::Forward}).channels == 42);
+  CHECK(shapes.at({2, K::Forward}).channels == 30);
+  CHECK(shapes.at({2, K::BackwardInput}).channels == 30);
+  CHECK(shapes.at({3, K::Forward}).channels == 6);
+  // A family fitted with a per-row cost charges it: 30 rows x 100 ns = 3 us of compute.
+  compute::FamilyCost f;
+  f.fixed_ns = 1000;
+  f.per_channel_ns = 100;
+  const auto c = compute::family_cost(f, 0, 0, 1, shapes.at({0, K::Forward}));
+  CHECK(c.serial == ns(1000));
+  CHECK(c.compute == ns(3000));
+}
+
 TEST_CASE("cost fit: noisy points give a fit error of the noise's size") {
   // +-10% alternating around a pure fixed cost of 1 us: least squares of the relative error
   // gives f = sum(1/T) / sum(1/T^2) = 980.2 ns, off by 8.9% and 10.9%.
@@ -493,6 +532,56 @@ TEST_CASE(
   CHECK(serial(doc) == ns(7000));
   doc["compute"]["op_costs"]["conv2d_dw_ref.Bw"] = {{"fixed_ns", 90000}, {"efficiency", 1}};
   CHECK(serial(doc) == ns(90000));
+}
+
+TEST_CASE("a matmul op takes bmm's calibrated family where the machine has no matmul one") {
+  // x [4, 8, 16] (from a linear) times its transpose: torch.matmul of batched operands is bmm.
+  const auto trace = workload::parse_trace(nlohmann::json::parse(R"(
+ {"format":"fusim-trace","version":1,"model":"m","batch":4,"dtype":"float32","source":"test",
+  "inputs":[{"name":"input","shape":[4,8,16]},{"name":"target","shape":[4],"dtype":"int64"}],
+  "layers":[
+   {"id":0,"name":"fc","op":"linear","inputs":["input"],"output":[4,8,16],
+    "params":[{"name":"fc.weight","shape":[16,16]}]},
+   {"id":1,"name":"t","op":"permute","attrs":{"dims":[0,2,1]},"inputs":[0],"output":[4,16,8]},
+   {"id":2,"name":"mm","op":"matmul","inputs":[0,1],"output":[4,8,8]},
+   {"id":3,"name":"fl","op":"flatten","inputs":[2],"output":[4,64]},
+   {"id":4,"name":"head","op":"linear","inputs":[3],"output":[4,3],
+    "params":[{"name":"head.weight","shape":[3,64]}]},
+   {"id":5,"name":"loss","op":"cross_entropy","inputs":[4,"target"],"output":[]}]})"),
+                                           "m.json");
+  schedule::ScheduleOptions so;
+  so.optimizer = "sgd";
+  so.steps = 1;
+  const auto s = schedule::build_schedule(trace, so);
+  const schedule::Op* f = nullptr;
+  const schedule::Op* bx = nullptr;
+  for (const auto& op : s.ops) {
+    if (op.layer != 2) continue;
+    if (op.kind == schedule::OpKind::Forward) f = &op;
+    if (op.kind == schedule::OpKind::BackwardInput) bx = &op;
+  }
+  REQUIRE(f);
+  REQUIRE(bx);
+  CHECK(compute::op_family(trace, s, *f) == "matmul.F");
+  CHECK(compute::parent_family("matmul.F") == "bmm.F");
+  CHECK(compute::parent_family("matmul.Bx") == "bmm.Bx");
+  CHECK(compute::parent_family("bmm.F").empty());
+  CHECK(compute::parent_family("linear.F").empty());
+  auto serial = [&](const nlohmann::json& d, const schedule::Op& op) {
+    const auto m = exec::parse_machine(d, "tiny.json");
+    const auto c = compute::calibrated_cost(m.compute, trace, s, op, 1);
+    REQUIRE(c);
+    return c->serial;
+  };
+  // bmm's fixed parts (3 and 5 us) reach the matmul's F and Bx; its own family wins.
+  nlohmann::json doc = test::defaults::tiny_cpu().json();
+  doc["compute"]["op_costs"] = {{"bmm.F", {{"fixed_ns", 3000}, {"efficiency", 1}}},
+                                {"bmm.Bx", {{"fixed_ns", 5000}, {"efficiency", 1}}},
+                                {"default.F", {{"fixed_ns", 700}, {"efficiency", 1}}}};
+  CHECK(serial(doc, *f) == ns(3000));
+  CHECK(serial(doc, *bx) == ns(5000));
+  doc["compute"]["op_costs"]["matmul.F"] = {{"fixed_ns", 4000}, {"efficiency", 1}};
+  CHECK(serial(doc, *f) == ns(4000));
 }
 
 TEST_CASE("a calibrated family and a profile's compute time reach the op, by hand") {
