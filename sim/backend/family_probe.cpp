@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <algorithm>
 #include <map>
+#include <thread>
 
 #include "backend/executor.h"
 #include "backend/op_profiler.h"
@@ -13,6 +14,7 @@
 #include "compute/op_cost_terms.h"
 #include "compute/op_signature.h"
 #include "core/error.h"
+#include "core/parallel_for.h"
 #include "exec/compute_solver.h"
 
 namespace fusim::backend {
@@ -92,32 +94,57 @@ compute::OpCostModel calibrate_op_costs(const exec::Machine& host, const FamilyP
   if (o.speed_probe) speed.push_back(o.speed_probe());
   if (o.speed_samples) *o.speed_samples = speed;
   const std::vector<double> factors_by_probe = speed_factors(speed, grid.size());
+  // The probe's ops with work, solved together on its simulated step (a probe's F, Bx and
+  // Bw cost the simulations of one solve: exec/compute_solver.h); alone where measured
+  // alone. Nothing is measured any more: the probes are solved on every core, each on its
+  // own (simulations share no state; `fusim sweep --jobs` runs them so too), longest first
+  // by their measured time (the largest updates' solves take 5-24 s on a 2-core EPYC VM,
+  // most others well under one): 133 s of solving became 75 s there.
+  std::vector<std::map<int, exec::SolvedCompute>> solved_by_probe(grid.size());
+  std::vector<std::size_t> order(grid.size());
+  std::vector<Tick> measured_total(grid.size(), 0);
+  for (std::size_t i = 0; i < grid.size(); ++i) {
+    order[i] = i;
+    for (const auto& [id, raw] : measured_by_probe[i]) measured_total[i] += raw;
+  }
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return measured_total[a] > measured_total[b];
+  });
+  int solved_count = 0;
+  parallel_for(
+      order, int(std::max(1u, std::thread::hardware_concurrency())),
+      [&](std::size_t i) {
+        const FamilyProbe& p = grid[i];
+        const workload::Trace& trace = p.trace;
+        const auto& s = p.schedules[0];
+        std::vector<int> ids;
+        std::vector<Tick> times;
+        for (const auto& [id, raw] : measured_by_probe[i]) {
+          const schedule::Op& op = s.ops[std::size_t(id)];
+          if (op.kernels == 0 || compute::op_family(trace, s, op).empty()) continue;
+          ids.push_back(id);
+          times.push_back(Tick(double(raw) / factors_by_probe[i]));
+        }
+        std::map<int, exec::SolvedCompute>& solved_by_id = solved_by_probe[i];
+        if (o.in_step) {
+          const auto solved =
+              exec::solve_computes_in_schedule(trace, s, ids, host, sim, times, 1e-2);
+          for (std::size_t k = 0; k < ids.size(); ++k) solved_by_id[ids[k]] = solved[k];
+        } else {
+          for (std::size_t k = 0; k < ids.size(); ++k)
+            solved_by_id[ids[k]] =
+                exec::solve_compute_time(trace, s, ids[k], host, sim, times[k], 1e-2);
+        }
+      },
+      [&](std::size_t i) {
+        if (o.solve_progress) o.solve_progress(++solved_count, int(grid.size()), grid[i].what);
+      });
   for (std::size_t i = 0; i < grid.size(); ++i) {
     const FamilyProbe& p = grid[i];
     const workload::Trace& trace = p.trace;
     const auto& s = p.schedules[0];
     const double factor = factors_by_probe[i];
-    // The probe's ops with work, solved together on its simulated step (a probe's F, Bx and
-    // Bw cost the simulations of one solve: exec/compute_solver.h); alone where measured
-    // alone.
-    std::vector<int> ids;
-    std::vector<Tick> times;
-    for (const auto& [id, raw] : measured_by_probe[i]) {
-      const schedule::Op& op = s.ops[std::size_t(id)];
-      if (op.kernels == 0 || compute::op_family(trace, s, op).empty()) continue;
-      ids.push_back(id);
-      times.push_back(Tick(double(raw) / factor));
-    }
-    std::map<int, exec::SolvedCompute> solved_by_id;
-    if (o.in_step) {
-      const auto solved = exec::solve_computes_in_schedule(trace, s, ids, host, sim, times, 1e-2);
-      for (std::size_t k = 0; k < ids.size(); ++k) solved_by_id[ids[k]] = solved[k];
-    } else {
-      for (std::size_t k = 0; k < ids.size(); ++k)
-        solved_by_id[ids[k]] =
-            exec::solve_compute_time(trace, s, ids[k], host, sim, times[k], 1e-2);
-    }
-    if (o.solve_progress) o.solve_progress(int(i) + 1, int(grid.size()), p.what);
+    const std::map<int, exec::SolvedCompute>& solved_by_id = solved_by_probe[i];
     for (const auto& [id, raw] : measured_by_probe[i]) {
       const Tick time = Tick(double(raw) / factor);
       const schedule::Op& op = s.ops[std::size_t(id)];
