@@ -104,6 +104,19 @@ TEST_CASE("configuration errors name the file, the JSON path and what was expect
         std::string::npos);
   e = error_of(level(R"(,"mshrs":0)"));
   CHECK(e.find("levels[0].mshrs: expected") != std::string::npos);
+  // Bounds that keep cycles x clock period inside 64 bits (a fuzzer found 5555555555555555555
+  // cycles x 435 ps overflowing in the hierarchy's path latency).
+  CHECK(error_of(R"({"levels":[{"name":"L1","size":"48KiB","assoc":12,"line":64,)"
+                 R"("latency_cycles":5555555555555555555}]})") ==
+        "test.json: levels[0].latency_cycles: expected a latency in cycles from 1 to 100000, got "
+        "5555555555555555555");
+  CHECK(error_of(level(R"(,"mshrs":70000)")) ==
+        "test.json: levels[0].mshrs: expected an MSHR count from 1 to 65536, got 70000");
+  CHECK(error_of(level(R"(,"ports":4294967297)")) ==
+        "test.json: levels[0].ports: expected a port count from 1 to 65536, got 4294967297");
+  CHECK(error_of(level(R"(,"bytes_per_cycle":2000000)")) ==
+        "test.json: levels[0].bytes_per_cycle: expected bytes a cycle from 1 to 1048576, got "
+        "2000000");
   e = error_of(R"({"levels":[
     {"name":"LLC","size":"1MiB","assoc":16,"line":64,"latency_cycles":40,"shared":true},
     {"name":"L4","size":"8MiB","assoc":16,"line":64,"latency_cycles":80}]})");

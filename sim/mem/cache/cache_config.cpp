@@ -17,6 +17,15 @@ bool is_pow2(std::int64_t v) {
   return v > 0 && (v & (v - 1)) == 0;
 }
 
+// A positive integer no larger than `max`: the limits keep every product of cycles, clock
+// periods, lines and bytes well inside 64 bits, and lie far beyond any real cache (a level
+// slower than 100,000 cycles, or with more than 65,536 MSHRs or ports, is a typo).
+std::int64_t bounded_positive(const JsonView& v, std::int64_t max, const char* what) {
+  std::int64_t n = v.as_positive_int();
+  if (n > max) v.fail(fmt::format("{} from 1 to {}, got {}", what, max, n));
+  return n;
+}
+
 std::string choices(const std::vector<std::string>& names) {
   return fmt::format("one of {}", fmt::join(names, ", "));
 }
@@ -33,7 +42,7 @@ LevelConfig parse_level(const JsonView& j, std::size_t index, Tick default_perio
   c.line_bytes = j.at("line").as_positive_int();
   if (!is_pow2(c.line_bytes)) j.at("line").fail_got("a power-of-two line size in bytes");
   c.assoc = j.at("assoc").as_positive_int();
-  c.latency_cycles = j.at("latency_cycles").as_positive_int();
+  c.latency_cycles = bounded_positive(j.at("latency_cycles"), 100000, "a latency in cycles");
   if (c.size_bytes % c.line_bytes != 0)
     j.at("size").fail(
         fmt::format("a multiple of the line size ({} B), got {} B", c.line_bytes, c.size_bytes));
@@ -54,12 +63,12 @@ LevelConfig parse_level(const JsonView& j, std::size_t index, Tick default_perio
   std::string geometry = policy_geometry_problem(c.policy, static_cast<std::uint32_t>(c.assoc));
   if (!geometry.empty()) j.at("assoc").fail(geometry);
   c.shared = j.get_bool("shared", false);
-  if (auto v = j.find("mshrs")) c.mshrs = v->as_positive_int();
-  if (auto v = j.find("ports")) c.ports = v->as_positive_int();
+  if (auto v = j.find("mshrs")) c.mshrs = bounded_positive(*v, 65536, "an MSHR count");
+  if (auto v = j.find("ports")) c.ports = bounded_positive(*v, 65536, "a port count");
   if (auto v = j.find("bytes_per_cycle")) {
     if (j.has("ports"))
       v->fail("either \"ports\" (lines a cycle) or \"bytes_per_cycle\", not both");
-    c.bytes_per_cycle = v->as_positive_int();
+    c.bytes_per_cycle = bounded_positive(*v, 1 << 20, "bytes a cycle");
   }
   if (auto v = j.find("write_policy")) {
     std::string s = v->as_string();
