@@ -320,6 +320,19 @@ std::vector<Case> cases() {
        with(kDram, R"("channels": 2)", R"("channels": 2, "timing": {"tREFI": "300ns"})"),
        dram_cfg,
        {"d.json", "tREFI > tRFC"}},
+      // A fuzzer found HBM3 with 32 banks a rank at tREFI 222 ns: a REFpb every 7 ns, under
+      // tRREFD (8 ns), replayed 4 requests for over a second (at exactly tRREFD, 270 ns, for
+      // ever). Here 16 banks at tREFI 100 ns.
+      {"per-bank refresh faster than tRREFD",
+       "d.json",
+       R"({"preset": "hbm3", "channels": 2, "timing": {"tREFI": "100ns", "tRFC": "50ns", "tRFCpb": "90ns"}})",
+       dram_cfg,
+       {"d.json", "a per-bank refresh interval", ">= 2 x tRREFD"}},
+      {"per-bank refresh longer than tREFI",
+       "d.json",
+       R"({"preset": "hbm3", "channels": 2, "timing": {"tRFCpb": "4000ns"}})",
+       dram_cfg,
+       {"d.json", "tREFI > tRFCpb"}},
       {"unknown DRAM scheduler",
        "d.json",
        with(kDram, R"("frfcfs")", R"("lottery")"),

@@ -225,6 +225,17 @@ void validate(const DramSpec& s, const JsonView& where) {
     need(t.tRFCpb > 0, fmt::format("timing.tRFCpb for \"refresh\": \"per-bank\" ({} has no "
                                    "per-bank refresh time)",
                                    s.standard));
+    // Each bank is refreshed once per tREFI, one REFpb command per interval below; commands
+    // to one rank lie tRREFD apart (JESD235D REFpb, JESD79-5 REFsb). An interval under
+    // 2 x tRREFD leaves refresh no room among the other commands: at exactly tRREFD a
+    // fuzzer's HBM3 (32 banks a rank, tREFI 270 ns) fell behind for good and starved its
+    // requests. Real devices have 15x and more (HBM3: 3.9 us / 16 banks = 244 ns vs 8 ns).
+    const Cycle interval = t.tREFIpb > 0 ? t.tREFIpb : t.tREFI / o.banks_per_rank();
+    need(interval >= 2 * t.tRREFD,
+         fmt::format("a per-bank refresh interval (tREFIpb, else tREFI / {} banks a rank = {} "
+                     "cycles) >= 2 x tRREFD ({} cycles)",
+                     o.banks_per_rank(), interval, 2 * t.tRREFD));
+    need(t.tREFI > t.tRFCpb, "tREFI > tRFCpb (otherwise each bank only refreshes)");
   }
   const auto& c = s.ctrl;
   need(c.write_low_watermark < c.write_high_watermark && c.write_high_watermark <= c.write_queue,
