@@ -110,8 +110,8 @@ TEST_CASE("configuration errors name the file, the JSON path and what was expect
                  R"("latency_cycles":5555555555555555555}]})") ==
         "test.json: levels[0].latency_cycles: expected a latency in cycles from 1 to 100000, got "
         "5555555555555555555");
-  CHECK(error_of(level(R"(,"mshrs":70000)")) ==
-        "test.json: levels[0].mshrs: expected an MSHR count from 1 to 65536, got 70000");
+  CHECK(error_of(level(R"(,"mshrs":20000000)")) ==
+        "test.json: levels[0].mshrs: expected an MSHR count from 1 to 16777216, got 20000000");
   CHECK(error_of(level(R"(,"ports":4294967297)")) ==
         "test.json: levels[0].ports: expected a port count from 1 to 65536, got 4294967297");
   CHECK(error_of(level(R"(,"bytes_per_cycle":2000000)")) ==

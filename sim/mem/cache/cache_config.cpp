@@ -19,7 +19,8 @@ bool is_pow2(std::int64_t v) {
 
 // A positive integer no larger than `max`: the limits keep every product of cycles, clock
 // periods, lines and bytes well inside 64 bits, and lie far beyond any real cache (a level
-// slower than 100,000 cycles, or with more than 65,536 MSHRs or ports, is a typo).
+// slower than 100,000 cycles, with more than 65,536 ports or 16 M MSHRs, is a typo; a GPU's
+// shared L2 holds all its SMs' MSHRs: 132 x 512 = 67,584 on an H100).
 std::int64_t bounded_positive(const JsonView& v, std::int64_t max, const char* what) {
   std::int64_t n = v.as_positive_int();
   if (n > max) v.fail(fmt::format("{} from 1 to {}, got {}", what, max, n));
@@ -63,7 +64,7 @@ LevelConfig parse_level(const JsonView& j, std::size_t index, Tick default_perio
   std::string geometry = policy_geometry_problem(c.policy, static_cast<std::uint32_t>(c.assoc));
   if (!geometry.empty()) j.at("assoc").fail(geometry);
   c.shared = j.get_bool("shared", false);
-  if (auto v = j.find("mshrs")) c.mshrs = bounded_positive(*v, 65536, "an MSHR count");
+  if (auto v = j.find("mshrs")) c.mshrs = bounded_positive(*v, 1 << 24, "an MSHR count");
   if (auto v = j.find("ports")) c.ports = bounded_positive(*v, 65536, "a port count");
   if (auto v = j.find("bytes_per_cycle")) {
     if (j.has("ports"))
