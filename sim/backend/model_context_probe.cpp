@@ -11,6 +11,7 @@
 #include "backend/executor.h"
 #include "backend/optimizer_config.h"
 #include "backend/run_plan.h"
+#include "backend/speed_probe.h"
 #include "compute/op_cost_model.h"
 #include "exec/simulate.h"
 #include "schedule/schedule.h"
@@ -91,15 +92,10 @@ compute::ModelContext calibrate_model_context(const std::vector<workload::Trace>
   std::vector<compute::ContextSample> samples;
   std::vector<std::string> parts;
   for (const auto& trace : references) {
-    const double before = speed_probe ? speed_probe() : 0;
-    const std::vector<ContextPoint> points = context_points(trace, host, threads);
-    double factor = 1;
-    if (speed_probe) {
-      const double after = speed_probe();
-      speed_samples.push_back(before);
-      speed_samples.push_back(after);
-      if (typical_us > 0) factor = 0.5 * (before + after) / typical_us;
-    }
+    std::vector<ContextPoint> points;
+    const double factor = probe::speed_factor_around(speed_probe, typical_us, speed_samples, [&] {
+      points = context_points(trace, host, threads);
+    });
     std::vector<double> excess;
     for (const ContextPoint& p : points) {
       // The measured time at the speed the op costs describe, less the simulated.

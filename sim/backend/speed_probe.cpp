@@ -64,4 +64,15 @@ double op_speed_probe_us(int threads) {
   return us[us.size() / 2];
 }
 
+double speed_factor_around(const std::function<double()>& speed_probe, double typical_us,
+                           std::vector<double>& samples, const std::function<void()>& work) {
+  const double before = speed_probe ? speed_probe() : 0;
+  work();
+  if (!speed_probe) return 1;
+  const double after = speed_probe();
+  samples.push_back(before);
+  samples.push_back(after);
+  return typical_us > 0 ? 0.5 * (before + after) / typical_us : 1;
+}
+
 }  // namespace fusim::backend::probe

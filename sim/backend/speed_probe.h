@@ -13,6 +13,7 @@
 // with steps run at another speed measures the host, not the model. The DRAM probe alone
 // does not see this: its reads moved by less than the ops did.
 // ~1 ms an iteration, median of kSpeedProbeIterations after two warm-up iterations.
+#include <functional>
 #include <vector>
 
 namespace fusim::backend::probe {
@@ -22,5 +23,12 @@ inline constexpr int kSpeedProbeIterations = 15;
 // Median microseconds of one iteration of the mini-step with `threads` intra-op threads
 // (the caller's thread count is restored afterwards). On the CPU only.
 double op_speed_probe_us(int threads);
+
+// Runs `work` between two samples of `speed_probe` (none without one), appends both to
+// `samples` and returns the host's speed factor around it: their mean over `typical_us` (1
+// without a probe or a typical speed). calibrate divides the times `work` measured by it,
+// as it normalizes the op probes' (switch costs, model context).
+double speed_factor_around(const std::function<double()>& speed_probe, double typical_us,
+                           std::vector<double>& samples, const std::function<void()>& work);
 
 }  // namespace fusim::backend::probe

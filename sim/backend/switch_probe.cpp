@@ -11,6 +11,7 @@
 #include "backend/optimizer_config.h"
 #include "backend/probe_trace.h"
 #include "backend/run_plan.h"
+#include "backend/speed_probe.h"
 #include "compute/op_cost_model.h"
 #include "exec/simulate.h"
 #include "schedule/schedule.h"
@@ -290,15 +291,10 @@ std::string calibrate_switch_costs(const exec::Machine& host, int threads,
   exec::Machine fitted = host;
   fitted.compute.op_costs = costs;
   for (const std::string optimizer : {"adam", "sgd"}) {
-    const double before = speed_probe ? speed_probe() : 0;
-    const SwitchCosts sw = measure_switch_costs(optimizer, threads, &fitted);
-    double factor = 1;
-    if (speed_probe) {
-      const double after = speed_probe();
-      speed_samples.push_back(before);
-      speed_samples.push_back(after);
-      if (typical_us > 0) factor = 0.5 * (before + after) / typical_us;
-    }
+    SwitchCosts sw;
+    const double factor = probe::speed_factor_around(speed_probe, typical_us, speed_samples, [&] {
+      sw = measure_switch_costs(optimizer, threads, &fitted);
+    });
     const std::string suffix = optimizer == "adam" ? "" : "." + optimizer;
     compute::FamilyCost su, sa;
     su.fixed_ns = sw.update_ns / factor;

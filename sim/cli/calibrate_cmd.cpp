@@ -13,6 +13,7 @@
 #include "backend/executor.h"
 #include "backend/family_probe.h"
 #include "backend/memory_probe.h"
+#include "backend/model_context_probe.h"
 #include "backend/speed_probe.h"
 #include "backend/step_probe.h"
 #include "backend/switch_probe.h"
@@ -28,6 +29,7 @@
 #include "core/units.h"
 #include "exec/dram_fit.h"
 #include "exec/machine.h"
+#include "networks/networks.h"
 
 namespace fusim::cli {
 namespace {
@@ -228,6 +230,26 @@ void run_calibrate(CalibrateCmdOptions opt) {
     const double typical = fo.speed_probe ? backend::sample_spread(normalized_to).median : 0;
     const std::string switch_how = backend::calibrate_switch_costs(host, fo.threads, fo.speed_probe,
                                                                    typical, costs, speed_samples);
+    // What ops pay in a model's step over the warm probes (compute/model_context.h), on two
+    // bundled zoo networks: small ops (mobilenet_v2's) and large ones (resnet18's).
+    progress("model context: zoo resnet18 and mobilenet_v2 (batch 8, 64x64), eager, per op");
+    std::vector<workload::Trace> references;
+    for (const char* name : {"resnet18", "mobilenet_v2"}) {
+      networks::NetworkOptions net;
+      net.batch = 8;
+      net.resolution = 64;
+      net.source = fmt::format("fusim calibrate (model context reference {})", name);
+      references.push_back(networks::make_network(name, net));
+    }
+    exec::Machine fitted = host;
+    fitted.compute.op_costs = costs;
+    std::string context_how;
+    const compute::ModelContext context = backend::calibrate_model_context(
+        references, fitted, fo.threads, fo.speed_probe, typical, speed_samples, context_how);
+    if (context.given()) {  // no op measured: no term
+      doc["compute"]["model_context"] = compute::model_context_json(context);
+      doc["sources"]["compute.model_context"] = context_how;
+    }
     doc["compute"]["op_costs"] = compute::op_cost_model_json(costs);
     doc["sources"]["compute.op_costs"] =
         fo.in_step ? "each probed op timed inside 12 running eager steps of its probe (after 2 "
@@ -353,6 +375,14 @@ void run_calibrate(CalibrateCmdOptions opt) {
                                              "leave-one-out)",
                                              f.local_error_pct, f.anchor_reach),
                            f.points, dropped)});
+  }
+  if (doc["compute"].contains("model_context")) {
+    const auto& mc = doc["compute"]["model_context"];
+    table.add_row({"model context",
+                   fmt::format("{:.1f} us + {:.1f} us x (1 - exp(-dt / {:.0f} ms)) per op, dt "
+                               "since its family last ran",
+                               mc["base_ns"].get<double>() / 1e3, mc["cold_ns"].get<double>() / 1e3,
+                               mc["decay_us"].get<double>() / 1e3)});
   }
   print_result(opt.format, doc, table, {});  // no --csv: the machine file is a tree
 }

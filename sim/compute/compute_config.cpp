@@ -152,6 +152,8 @@ ComputeConfig with_compute_time_scaled(ComputeConfig c, double ratio) {
     f.per_mib_ns *= ratio;
     f.efficiency /= ratio;
   }
+  c.model_context.base_ns *= ratio;
+  c.model_context.cold_ns *= ratio;
   return c;
 }
 
@@ -162,7 +164,7 @@ ComputeConfig parse_compute_config(const JsonView& v, UnitKind kind) {
   if (kind == UnitKind::Cpu) {
     v.reject_unknown_keys({"cores", "clock_mhz", "vector_flops_per_cycle", "matrix_flops_per_cycle",
                            "matrix_for_float32", "efficiency", "dispatch_overhead_ns",
-                           "threads_per_op", "op_costs", "memory_overlap"});
+                           "threads_per_op", "op_costs", "model_context", "memory_overlap"});
     c.units = unit_count(v.at("cores"), "cores");
     c.threads_per_op = static_cast<int>(v.at("threads_per_op").as_positive_int());
     if (c.threads_per_op > c.units)
@@ -170,6 +172,7 @@ ComputeConfig parse_compute_config(const JsonView& v, UnitKind kind) {
           .fail(fmt::format("at most the {} cores, got {}", c.units, c.threads_per_op));
     c.max_concurrent_kernels = c.units / c.threads_per_op;
     if (auto o = v.find("memory_overlap")) c.memory_overlap = parse_memory_overlap(*o);
+    if (auto o = v.find("model_context")) c.model_context = parse_model_context(*o);
   } else {
     v.reject_unknown_keys({"sms", "clock_mhz", "vector_flops_per_cycle", "matrix_flops_per_cycle",
                            "matrix_for_float32", "efficiency", "dispatch_overhead_ns",

@@ -6,6 +6,7 @@
 #include <array>
 #include <cstdint>
 
+#include "compute/model_context.h"
 #include "compute/op_cost_model.h"
 #include "core/json_view.h"
 #include "core/time.h"
@@ -73,6 +74,9 @@ struct ComputeConfig {
   // Calibrated per-family costs ("op_costs", op_cost_model.h); families it lacks use
   // `efficiency` and `dispatch_overhead` above.
   OpCostModel op_costs;
+  // CPU: the calibrated model context term ("model_context", model_context.h): what ops pay in a
+  // model's step over calibrate's warm probe steps; absent: nothing.
+  ModelContext model_context;
 
   Clock clock() const { return Clock::from_mhz(clock_mhz); }
   // Peak FLOP/s of `units` units for an op class and dtype (vector or matrix pipes).
@@ -83,9 +87,9 @@ struct ComputeConfig {
 
 // The same machine with every compute time `ratio` times as long (ratio > 0): dispatch and
 // launch costs, the calibrated families' fixed, per-kernel, per-channel, per-plane and
-// switch costs, and every efficiency (class and family) divided by it; memory untouched.
-// For `validate --host-speed run`: a host measured to run small ops `ratio` times slower
-// than when it was calibrated (backend/speed_probe.h).
+// switch costs, the model context term's base and cold parts, and every efficiency (class and
+// family) divided by it; memory untouched. For `validate --host-speed run`: a host measured to run
+// small ops `ratio` times slower than when it was calibrated (backend/speed_probe.h).
 ComputeConfig with_compute_time_scaled(ComputeConfig c, double ratio);
 
 // Strict reading of the "compute" section; `kind` comes from the machine's top level.

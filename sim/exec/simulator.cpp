@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 #include <algorithm>
+#include <map>
+#include <string>
 
 #include "core/error.h"
 #include "core/int_math.h"
@@ -87,6 +89,20 @@ Simulator::Simulator(const workload::Trace& trace, const schedule::Schedule& sch
   }
   first_forward_ = schedule::step_openers(schedule);
   boundaries_.resize(first_forward_.size());
+  // The model context term's families (compute/model_context.h): each op with a kernel, updates
+  // aside (calibrate fits their families on runs of updates, and their switches apart).
+  if (machine.kind != compute::UnitKind::Gpu && machine.compute.model_context.given()) {
+    std::map<std::string, int> ids;
+    context_family_.assign(sops.size(), -1);
+    for (const auto& op : sops) {
+      if (op.kind == schedule::OpKind::Update || op.kernels == 0) continue;
+      const std::string family = compute::op_family(trace, schedule, op);
+      if (family.empty()) continue;
+      context_family_[static_cast<std::size_t>(op.id)] =
+          ids.emplace(family, static_cast<int>(ids.size())).first->second;
+    }
+    family_last_start_.assign(ids.size(), -1);
+  }
   progress_every_ = std::max<std::size_t>(1, sops.size() / 200);
 }
 
@@ -186,6 +202,15 @@ void Simulator::start(int id) {
   if (!gpu) dispatch += compute::switch_cost(machine_.compute.op_costs, schedule_, op);
   if (static_cast<std::size_t>(id) < options_.op_delay.size())
     dispatch += options_.op_delay[static_cast<std::size_t>(id)];
+  // What the op pays for its family's code and state gone cold since it last ran; a
+  // profiled op's measured time holds its own.
+  if (!context_family_.empty() && context_family_[static_cast<std::size_t>(id)] >= 0) {
+    Tick& last =
+        family_last_start_[static_cast<std::size_t>(context_family_[static_cast<std::size_t>(id)])];
+    if (!profiled)
+      dispatch += machine_.compute.model_context.extra(last < 0 ? -1 : queue_.now() - last);
+    last = queue_.now();
+  }
   if (dispatch > 0) {
     queue_.schedule_in(dispatch, Priority::Compute, [this, id] { begin_work(id); });
   } else {

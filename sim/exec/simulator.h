@@ -81,6 +81,10 @@ class Simulator {
   std::vector<std::optional<Snapshot>> boundaries_;  // per step, when first_forward_ starts
   std::size_t finished_ = 0, progress_every_ = 1;
   Tick wake_pending_ = kNever;
+  // The model context term (compute/model_context.h): per op its family's index (-1: none), per
+  // family when its last op started (-1: never). Empty without the term.
+  std::vector<int> context_family_;
+  std::vector<Tick> family_last_start_;
 };
 
 }  // namespace fusim::exec

@@ -7,6 +7,7 @@
 #include "compute/model_context.h"
 #include "core/error.h"
 #include "exec/simulate.h"
+#include "schedule/mlp_fixture.h"
 #include "schedule/schedule.h"
 #include "workload/trace_io.h"
 
@@ -14,20 +15,6 @@ using namespace fusim;
 using schedule::AccessMode;
 
 namespace {
-workload::Trace mlp() {
-  return workload::parse_trace(nlohmann::json::parse(R"(
- {"format":"fusim-trace","version":1,"model":"mlp","batch":2,"dtype":"float32","source":"test",
-  "inputs":[{"name":"input","shape":[2,4]},{"name":"target","shape":[2],"dtype":"int64"}],
-  "layers":[
-   {"id":0,"name":"fc1","op":"linear","attrs":{"bias":true},"inputs":["input"],"output":[2,8],
-    "params":[{"name":"fc1.weight","shape":[8,4]},{"name":"fc1.bias","shape":[8]}]},
-   {"id":1,"name":"act","op":"relu","attrs":{},"inputs":[0],"output":[2,8]},
-   {"id":2,"name":"fc2","op":"linear","attrs":{"bias":false},"inputs":[1],"output":[2,3],
-    "params":[{"name":"fc2.weight","shape":[3,8]}]},
-   {"id":3,"name":"loss","op":"cross_entropy","attrs":{},"inputs":[2,"target"],"output":[]}]})"),
-                               "mlp.json");
-}
-
 // Three relu F ops (layer 1) one after the other, each reading h and writing a (64 B), 200
 // FLOP; then an update of layer 0 reading and writing w.
 schedule::Schedule relus_then_update() {
@@ -117,7 +104,7 @@ TEST_CASE("model context fit: recovers base, cold and decay from exact samples")
 }
 
 TEST_CASE("model context in a simulation: each op with a kernel pays it, updates do not") {
-  const auto trace = mlp();
+  const auto trace = schedule::testing::mlp3();  // layer 1 is a relu
   const auto s = relus_then_update();
   const auto plain = exec::simulate(trace, s, machine_with(0, 0, 0), no_warmup());
   // A decay of 50 minutes: the first relu pays base + cold (its family never ran), the
