@@ -32,7 +32,8 @@ std::vector<ContextPoint> context_points(const workload::Trace& trace, const exe
 // op costs fitted, switch costs included, no model context yet), each run's times divided
 // by the host's speed around it as calibrate_switch_costs does (`speed_probe` before and
 // after it, over `typical_us`; samples appended to `speed_samples`), then
-// compute::fit_model_context over decays of 1, 3, 10, 30 and 100 ms. `how` gets the
+// compute::fit_model_context over its ops simulated under 150 us (larger ones carry the
+// compute model's residual) and decays of 1, 3, 10, 30 and 100 ms. `how` gets the
 // sources text.
 compute::ModelContext calibrate_model_context(const std::vector<workload::Trace>& references,
                                               const exec::Machine& host, int threads,
