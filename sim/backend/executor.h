@@ -156,6 +156,12 @@ std::string dram_drift_note(const RunConditions& c, double calibrated_gbs, int c
 // path's op costs were fitted on the host at the calibrated speed, so every op of a step
 // run at another speed is off by about that ratio (the small ones most).
 std::string speed_drift_note(const RunConditions& c, double calibrated_us, int calibrated_threads);
+// The same for the core-to-core probe against the machine's host.core_to_core_ns, when the
+// run's median is kPlacementMoved times it or more (or that much less): the two cores sat
+// apart (another chiplet's L3, another socket) where calibrate had them share a cache, or
+// the reverse, and the op costs hold the placement calibrate saw.
+std::string placement_drift_note(const RunConditions& c, double calibrated_ns,
+                                 int calibrated_threads);
 
 struct RunReport {
   std::vector<exec::RunResult> results;  // one per schedule, in the given order; step times

@@ -29,6 +29,13 @@ std::int64_t minor_faults_now() {
 pid_t own_tid() {
   return static_cast<pid_t>(syscall(SYS_gettid));
 }
+
+std::vector<int> cpus_in(const cpu_set_t& set) {
+  std::vector<int> cpus;
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &set)) cpus.push_back(c);
+  return cpus;
+}
 }  // namespace
 
 PinnedThreads pin_threads(int threads) {
@@ -39,9 +46,7 @@ PinnedThreads pin_threads(int threads) {
     out.note = "threads not pinned: sched_getaffinity failed";
     return out;
   }
-  std::vector<int> cpus;
-  for (int c = 0; c < CPU_SETSIZE; ++c)
-    if (CPU_ISSET(c, &allowed)) cpus.push_back(c);
+  std::vector<int> cpus = cpus_in(allowed);
   if (threads > int(cpus.size())) {
     out.note = fmt::format("threads not pinned: {} threads on the {} cores this process may use",
                            threads, cpus.size());
@@ -167,6 +172,13 @@ int allowed_cpus() {
   CPU_ZERO(&allowed);
   if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) return std::max(1, online_cpus());
   return std::max(1, CPU_COUNT(&allowed));
+}
+
+std::vector<int> affinity_cpus() {
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) return {};
+  return cpus_in(allowed);
 }
 
 }  // namespace fusim::backend

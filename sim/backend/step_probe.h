@@ -74,5 +74,8 @@ OtherCpu other_cpu_between(const CpuReading& from, const CpuReading& to);
 int online_cpus();
 // Cores this process may run on (sched_getaffinity); at least 1.
 int allowed_cpus();
+// Their ids in increasing order (empty where sched_getaffinity fails): pin_threads puts
+// thread t on the t-th.
+std::vector<int> affinity_cpus();
 
 }  // namespace fusim::backend

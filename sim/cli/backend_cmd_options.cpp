@@ -91,7 +91,8 @@ void add_backend_options(CLI::App* cmd, BackendCmdOptions& opt, const BackendOpt
                 "host.dram_triad_gbs), and with it the core-to-core probe (the second pinned "
                 "core chasing 64 KiB the first just wrote, ~1 ms, conditions.core_to_core_ns; "
                 "a note says when it moved by 2x: the two cores shared a cache in some rounds "
-                "and not in others)");
+                "and not in others; validate says when its median is 2x the machine file's "
+                "host.core_to_core_ns or half of it)");
   cmd->add_flag("--no-speed-probe", opt.no_speed_probe,
                 "Skip the op speed probe before each round of blocks (default on CPU: a "
                 "convolution, batch norm, relu and Adam mini-step, ~15-25 ms outside the "

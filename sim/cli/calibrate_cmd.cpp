@@ -18,10 +18,10 @@
 #include "backend/step_probe.h"
 #include "backend/switch_probe.h"
 #include "cli/backend_commands.h"
+#include "cli/calibrate_table.h"
 #include "cli/commands.h"
 #include "cli/output_format.h"
 #include "compute/compute_config.h"
-#include "compute/cost_fit.h"
 #include "core/error.h"
 #include "core/json_view.h"
 #include "core/output_file.h"
@@ -168,13 +168,19 @@ void run_calibrate(CalibrateCmdOptions opt) {
   // before, between and after them, as `run` samples it during its steps, so that a
   // validation can tell a model error from a host whose memory bandwidth moved since.
   // The op speed probe (backend/speed_probe.h) beside it: how fast the host ran small ops.
-  std::vector<double> dram_samples, speed_samples;
+  std::vector<double> dram_samples, speed_samples, c2c_samples;
   // The speed the op costs describe: the median of the samples taken around every op probe
   // when they were normalized to it (backend/family_probe.h, speed_probe), else of these.
   std::vector<double> normalized_to;
+  // And where the cores sit (backend/memory_probe.h core_to_core_ns, on the first two cores
+  // `run` pins its threads to): a VM's two vCPUs may share a chiplet's L3 at one time and
+  // not at another, and `validate` says when its steps had another placement.
+  std::vector<int> c2c_cpus = backend::affinity_cpus();
+  if (host.compute.threads_per_op < 2 || c2c_cpus.size() < 2) c2c_cpus.clear();
   auto sample_dram = [&] {
     dram_samples.push_back(backend::probe::dram_probe_gbs(host.compute.threads_per_op));
     speed_samples.push_back(backend::probe::op_speed_probe_us(host.compute.threads_per_op));
+    if (!c2c_cpus.empty()) c2c_samples.push_back(backend::probe::core_to_core_ns(c2c_cpus));
   };
   progress(fmt::format("DRAM bandwidth and op speed probes ({} triad, {} thread{})",
                        format_bytes(backend::probe::kDramProbeBytes), host.compute.threads_per_op,
@@ -270,6 +276,16 @@ void run_calibrate(CalibrateCmdOptions opt) {
                  {"dram_triad_samples", dram_samples},
                  {"op_probe_us", speed_us},
                  {"op_probe_samples", speed_samples}};
+  if (!c2c_samples.empty()) {
+    doc["host"]["core_to_core_ns"] = backend::sample_spread(c2c_samples).median;
+    doc["host"]["core_to_core_samples"] = c2c_samples;
+    doc["sources"]["host.core_to_core_ns"] = fmt::format(
+        "median of {} samples of the core-to-core probe (cores {} and {}: ns a line one had "
+        "just written took the other to read, {} chased; with the DRAM probe): {:.1f} ns",
+        c2c_samples.size(), c2c_cpus[0], c2c_cpus[1],
+        format_bytes(backend::probe::kCoreToCoreBytes),
+        fmt::join(c2c_samples.begin(), c2c_samples.end(), " "));
+  }
   for (const std::string& drift : {backend::calibration_drift_note(dram_samples),
                                    backend::calibration_speed_note(speed_samples)}) {
     if (drift.empty()) continue;
@@ -309,81 +325,12 @@ void run_calibrate(CalibrateCmdOptions opt) {
                 "op costs describe the host at this speed (op_probe_samples: those taken with "
                 "the DRAM probe and around the switch probes, then those around every op probe)",
                 speed.samples, host.compute.threads_per_op, speed.min, speed.max);
-  exec::parse_machine(doc, opt.output);
+  const exec::Machine written = exec::parse_machine(doc, opt.output);
   write_file_atomically(opt.output, doc.dump(2) + "\n", "-o");
   progress("wrote " + opt.output);
 
-  Table table({"quantity", "value"});
-  table.add_row({"cores", std::to_string(c.cores)});
-  table.add_row({"threads per op", std::to_string(c.threads)});
-  table.add_row({"clock", fmt::format("{:.0f} MHz", c.clock_mhz)});
-  table.add_row({"FP32 FLOP/cycle/core", fmt::format("{:.1f}", c.vector_flops_per_cycle)});
-  for (const auto& l : c.levels)
-    table.add_row(
-        {l.name, fmt::format("{} , {:.2f} ns ({})", format_bytes(l.size), l.latency_ns, l.how)});
-  table.add_row({"DRAM idle latency", fmt::format("{:.1f} ns", c.dram_latency_ns)});
-  table.add_row(
-      {"DRAM read/copy/triad, 1 thread",
-       fmt::format("{:.1f} / {:.1f} / {:.1f} GB/s", c.bw_one.read, c.bw_one.copy, c.bw_one.triad)});
-  table.add_row(
-      {fmt::format("DRAM read/copy/triad, {} threads", c.cores),
-       fmt::format("{:.1f} / {:.1f} / {:.1f} GB/s", c.bw_all.read, c.bw_all.copy, c.bw_all.triad)});
-  table.add_row({fmt::format("DRAM probe, {} thread(s), samples", host.compute.threads_per_op),
-                 fmt::format("{:.1f} GB/s (median {:.1f}: host.dram_triad_gbs)",
-                             fmt::join(dram_samples.begin(), dram_samples.end(), " / "),
-                             doc["host"]["dram_triad_gbs"].get<double>())});
-  table.add_row({fmt::format("op speed probe, {} thread(s)", host.compute.threads_per_op),
-                 fmt::format("{:.0f} to {:.0f} us over {} samples (median {:.0f}: "
-                             "host.op_probe_us{})",
-                             speed.min, speed.max, speed.samples, speed_us,
-                             normalized_to.empty() ? "" : ", the op costs normalized to it")});
-  table.add_row(
-      {"GEMM / conv", fmt::format("{:.1f} / {:.1f} GFLOP/s", c.ops.gemm / 1e9, c.ops.conv / 1e9)});
-  table.add_row({"dispatch overhead", fmt::format("{:.0f} ns", c.ops.dispatch_ns)});
-  for (const auto& [family, f] : costs.families) {
-    const bool fixed_only = family.rfind("view.", 0) == 0 || family.rfind("default.", 0) == 0 ||
-                            family.rfind("switch.", 0) == 0;
-    std::string terms =
-        f.per_kernel_ns > 0 ? fmt::format(" + {:.0f} ns/kernel", f.per_kernel_ns) : "";
-    if (f.per_channel_ns > 0) terms += fmt::format(" + {:.0f} ns/channel", f.per_channel_ns);
-    if (f.per_ragged_plane_ns > 0)
-      terms += fmt::format(" + {:.0f} ns/ragged plane", f.per_ragged_plane_ns);
-    const std::string dropped = f.dropped_points > 0
-                                    ? fmt::format(
-                                          " ({} more left out: the model's memory alone was "
-                                          "slower than measured)",
-                                          f.dropped_points)
-                                    : "";
-    table.add_row(
-        {"op_costs." + family,
-         family.rfind("default.", 0) == 0
-             ? fmt::format("fixed {:.0f} ns (median of {} families' fixed costs)", f.fixed_ns,
-                           f.points)
-         : family.rfind("switch.", 0) == 0
-             ? fmt::format("{:.0f} ns + {:.0f} ns per MiB the update touches (over {} layers "
-                           "at 2 widths)",
-                           f.fixed_ns, f.per_mib_ns, f.points)
-         : fixed_only
-             ? fmt::format("fixed {:.0f} ns, fit error {:.1f}% over {} points", f.fixed_ns,
-                           f.fit_error_pct, f.points)
-             : fmt::format("fixed {:.0f} ns{}, eff {:.3f}, fit error {:.1f}%{} over {} points{}",
-                           f.fixed_ns, terms, f.efficiency, f.fit_error_pct,
-                           f.anchors.empty() ? std::string()
-                           : f.anchor_reach == compute::kExactReach
-                               ? std::string(" (anchors for the probed shapes alone)")
-                               : fmt::format(" ({:.1f}% with anchors of reach x{:.2f}, "
-                                             "leave-one-out)",
-                                             f.local_error_pct, f.anchor_reach),
-                           f.points, dropped)});
-  }
-  if (doc["compute"].contains("model_context")) {
-    const auto& mc = doc["compute"]["model_context"];
-    table.add_row({"model context",
-                   fmt::format("{:.1f} us + {:.1f} us x (1 - exp(-dt / {:.0f} ms)) per op, dt "
-                               "since its family last ran",
-                               mc["base_ns"].get<double>() / 1e3, mc["cold_ns"].get<double>() / 1e3,
-                               mc["decay_us"].get<double>() / 1e3)});
-  }
+  const Table table =
+      calibration_table(c, written, {dram_samples, speed, !normalized_to.empty(), c2c_samples});
   print_result(opt.format, doc, table, {});  // no --csv: the machine file is a tree
 }
 

@@ -228,6 +228,9 @@ void run_validate(ValidateCmdOptions opt) {
   const std::string speed_note =
       backend::speed_drift_note(report.conditions, machine.host.op_probe_us, machine.host.threads);
   if (!speed_note.empty()) report.notes.push_back(speed_note);
+  const std::string placement_note = backend::placement_drift_note(
+      report.conditions, machine.host.core_to_core_ns, machine.host.threads);
+  if (!placement_note.empty()) report.notes.push_back(placement_note);
 
   nlohmann::json header = {
       {"trace", opt.trace},
@@ -244,7 +247,10 @@ void run_validate(ValidateCmdOptions opt) {
        {{"mode", opt.host_speed},
         {"ratio", speed_ratio ? nlohmann::json(*speed_ratio) : nlohmann::json()}}},
       {"calibrated_op_probe_us",
-       machine.host.op_probe_us > 0 ? nlohmann::json(machine.host.op_probe_us) : nlohmann::json()}};
+       machine.host.op_probe_us > 0 ? nlohmann::json(machine.host.op_probe_us) : nlohmann::json()},
+      {"calibrated_core_to_core_ns", machine.host.core_to_core_ns > 0
+                                         ? nlohmann::json(machine.host.core_to_core_ns)
+                                         : nlohmann::json()}};
   print_validate(ValidateComparison{trace, predicted, report, be.optimizer, be.impl, opt.per_op,
                                     opt.per_layer, std::move(header)},
                  opt.format);

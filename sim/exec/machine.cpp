@@ -170,8 +170,8 @@ Machine parse_machine(nlohmann::json document, const std::string& file,
   m.memory = read_memory(top.at("dram"));
   if (auto h = top.find("host")) {
     h->require_object();
-    h->reject_unknown_keys(
-        {"dram_triad_gbs", "threads", "dram_triad_samples", "op_probe_us", "op_probe_samples"});
+    h->reject_unknown_keys({"dram_triad_gbs", "threads", "dram_triad_samples", "op_probe_us",
+                            "op_probe_samples", "core_to_core_ns", "core_to_core_samples"});
     m.host.dram_triad_gbs = h->at("dram_triad_gbs").as_number_in(1e-3, 1e6);
     m.host.threads = int(h->at("threads").as_int_at_least(1));
     if (auto samples = h->find("dram_triad_samples"))
@@ -180,6 +180,11 @@ Machine parse_machine(nlohmann::json document, const std::string& file,
     if (auto us = h->find("op_probe_us")) m.host.op_probe_us = us->as_number_in(1e-3, 1e9);
     if (auto samples = h->find("op_probe_samples"))
       for (const auto& v : samples->elements()) v.as_number_in(1e-3, 1e9);
+    // (Since 2026-12-08, on hosts calibrated with two threads or more.)
+    if (auto c2c = h->find("core_to_core_ns"))
+      m.host.core_to_core_ns = c2c->as_number_in(1e-3, 1e6);
+    if (auto samples = h->find("core_to_core_samples"))
+      for (const auto& v : samples->elements()) v.as_number_in(1e-3, 1e6);
   }
   return m;
 }

@@ -49,11 +49,13 @@ struct Machine {
   // (absent from the presets): the DRAM bandwidth probe (backend/memory_probe.h,
   // dram_probe_gbs) with `threads` threads, the median of its samples during calibration.
   // `run` and `validate` compare the bandwidth their steps had with it. 0: not measured.
-  // Likewise the op speed probe (backend/speed_probe.h): microseconds of its mini-step.
+  // Likewise the op speed probe (backend/speed_probe.h): microseconds of its mini-step, and
+  // the core-to-core probe (backend/memory_probe.h): where the first two cores sat.
   struct Host {
     double dram_triad_gbs = 0;
     int threads = 0;
     double op_probe_us = 0;
+    double core_to_core_ns = 0;
   };
   Host host;
 

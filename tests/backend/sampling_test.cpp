@@ -520,3 +520,29 @@ TEST_CASE("other processes' cores between two CPU readings: the host's busy time
   CHECK(now.busy_s > 0);
   CHECK(now.self_s > 0);
 }
+
+TEST_CASE("validate: the cores' placement against calibration's (host.core_to_core_ns)") {
+  backend::RunConditions c;
+  c.threads = 2;
+  CHECK(backend::placement_drift_note(c, 13.0, 2).empty());  // not probed: nothing to say
+  // Sorted 64, 65, 66, 110, 128: median 66, 5.08x the 13 ns of calibration.
+  c.core_to_core_ns = {65.0, 110.0, 64.0, 128.0, 66.0};
+  const std::string apart = backend::placement_drift_note(c, 13.0, 2);
+  CHECK(apart.find("the two cores sat further apart during the steps than when calibrated: a "
+                   "line one had just written took the other 66 ns to read (median), 5.1x the "
+                   "13 ns of calibration (host.core_to_core_ns)") != std::string::npos);
+  CHECK(apart.find("slower than predicted") != std::string::npos);
+  // 2x exactly (kPlacementMoved) is moved; 1.99x is not; nor is a file without the probe.
+  CHECK_FALSE(backend::placement_drift_note(c, 33.0, 2).empty());
+  CHECK(backend::placement_drift_note(c, 66.0 / 1.99, 2).empty());
+  CHECK(backend::placement_drift_note(c, 0.0, 2).empty());
+  // The reverse: calibrated apart, run together.
+  c.core_to_core_ns = {12.0, 13.0, 14.0};
+  const std::string together = backend::placement_drift_note(c, 66.0, 2);
+  CHECK(together.find("closer together") != std::string::npos);
+  CHECK(together.find("0.2x the 66 ns") != std::string::npos);
+  CHECK(together.find("faster than predicted") != std::string::npos);
+  CHECK(backend::placement_drift_note(c, 26.0, 2).find("closer together") != std::string::npos);
+  CHECK(backend::placement_drift_note(c, 25.9, 2).empty());  // 13 / 25.9 > 1 / 2
+  CHECK(backend::placement_drift_note(c, 66.0, 1).find("not comparable") != std::string::npos);
+}

@@ -185,6 +185,20 @@ TEST_CASE("host: the DRAM probe calibrate measured, read and checked") {
   bad = timed;
   bad["host"]["op_probe_samples"] = {770.5, -1};
   CHECK_THAT(error_of(bad), Catch::Contains("m.json: host.op_probe_samples[1]: expected a number"));
+  // The core-to-core probe: optional too (one-thread calibrations and older files).
+  CHECK(m.host.core_to_core_ns == 0);
+  auto placed = doc;
+  placed["host"]["core_to_core_ns"] = 13.5;
+  placed["host"]["core_to_core_samples"] = {13.5, 12.9, 66};
+  CHECK(parse_machine(placed, "m.json").host.core_to_core_ns == 13.5);
+  bad = placed;
+  bad["host"]["core_to_core_ns"] = 0;
+  CHECK(error_of(bad) ==
+        "m.json: host.core_to_core_ns: expected a number in [0.001, 1000000], got 0");
+  bad = placed;
+  bad["host"]["core_to_core_samples"] = {13.5, "near"};
+  CHECK_THAT(error_of(bad),
+             Catch::Contains("m.json: host.core_to_core_samples[1]: expected a number"));
 }
 
 TEST_CASE("what the DRAM system would refuse is refused when the machine is read") {
