@@ -41,6 +41,7 @@ struct ProbePoint {
   // speed probe's time around it / the median of all its samples; 1: not normalized).
   // measured_ns is the time as measured; the cost was solved from measured_ns / speed_factor.
   double speed_factor = 1;
+  double since_us = -1;  // model context points: the time since the op's family last started
   std::int64_t work = 0, channels = 0;
   int kernels = 0;
   bool exact = true, used = true;  // compute solved exactly; in the fit

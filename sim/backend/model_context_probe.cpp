@@ -82,6 +82,8 @@ std::vector<ContextPoint> context_points(const workload::Trace& trace, const exe
     p.since_us = since < 0 ? -1 : double(since) / double(kTicksPerNs) / 1e3;
     p.measured_ns = median_of(m->second) / double(kTicksPerNs);
     p.simulated_ns = double(t.end - t.start) / double(kTicksPerNs);
+    p.family = family;
+    p.op = fmt::format("{} {}", t.kind, trace.layers.at(std::size_t(t.layer)).name);
     out.push_back(p);
   }
   return out;
@@ -91,8 +93,10 @@ compute::ModelContext calibrate_model_context(const std::vector<workload::Trace>
                                               const exec::Machine& host, int threads,
                                               const std::function<double()>& speed_probe,
                                               double typical_us, std::vector<double>& speed_samples,
-                                              std::string& how) {
+                                              std::string& how, std::vector<ProbePoint>* out) {
   std::vector<compute::ContextSample> samples;
+  std::vector<ProbePoint> rows;
+  std::vector<double> simulated;  // rows' simulated times
   std::vector<std::string> parts;
   for (const auto& trace : references) {
     std::vector<ContextPoint> points;
@@ -105,10 +109,20 @@ compute::ModelContext calibrate_model_context(const std::vector<workload::Trace>
       // The measured time at the speed the op costs describe, less the simulated.
       const double x = p.measured_ns / factor - p.simulated_ns;
       excess.push_back(x);
+      ProbePoint row;
+      row.family = "model_context." + p.family;
+      row.probe = fmt::format("{} {}", trace.model, p.op);
+      row.measured_ns = p.measured_ns;
+      row.cost_ns = p.measured_ns / factor;  // what the fit targets: simulated + excess
+      row.speed_factor = factor;
+      row.since_us = p.since_us;
       // Ops simulated at 150 us and more are left out: their residual is the compute
       // model's (5% of a 2 ms convolution is 100 us) and would swamp the fixed costs
       // sought (a median 6 us). On a 2-core EPYC VM a fit over every op gave cold 44 us.
-      if (p.simulated_ns >= kContextFitMaxNs) continue;
+      row.used = p.simulated_ns < kContextFitMaxNs;
+      rows.push_back(row);
+      simulated.push_back(p.simulated_ns);
+      if (!row.used) continue;
       samples.push_back({p.since_us, x});
       ++fitted;
     }
@@ -119,6 +133,13 @@ compute::ModelContext calibrate_model_context(const std::vector<workload::Trace>
                     excess.empty() ? 0.0 : median_of(excess) / 1e3, factor));
   }
   const compute::ModelContext c = compute::fit_model_context(samples, {1e3, 3e3, 1e4, 3e4, 1e5});
+  if (out)
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      ProbePoint& row = rows[i];
+      const Tick since = row.since_us < 0 ? -1 : Tick(row.since_us * 1e3 * double(kTicksPerNs));
+      row.fitted_ns = simulated[i] + double(c.extra(since)) / double(kTicksPerNs);
+      out->push_back(row);
+    }
   how = fmt::format(
       "each op with a kernel of the eager steps of {} (batch 8, 64x64, SGD foreach, 20 "
       "steps, updates aside) timed in its steps, less the same op simulated on this host's "

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "backend/family_probe.h"
 #include "compute/model_context.h"
 #include "exec/machine.h"
 #include "workload/trace.h"
@@ -21,6 +22,8 @@ namespace fusim::backend {
 struct ContextPoint {
   double since_us = -1;
   double measured_ns = 0, simulated_ns = 0;
+  std::string family;  // op_family
+  std::string op;      // "<kind> <layer name>"
 };
 
 // One reference trace's points: every op with a kernel of its eager step, updates aside
@@ -34,11 +37,15 @@ std::vector<ContextPoint> context_points(const workload::Trace& trace, const exe
 // after it, over `typical_us`; samples appended to `speed_samples`), then
 // compute::fit_model_context over its ops simulated under 150 us (larger ones carry the
 // compute model's residual) and decays of 1, 3, 10, 30 and 100 ms. `how` gets the
-// sources text.
+// sources text; `points`, where given, every op as a probe point (calibrate --points:
+// family "model_context.<op family>", cost_ns its measured time over the speed factor (what
+// the fit targets), fitted_ns its simulated time plus the term, since_us its dt, used: in
+// the fit).
 compute::ModelContext calibrate_model_context(const std::vector<workload::Trace>& references,
                                               const exec::Machine& host, int threads,
                                               const std::function<double()>& speed_probe,
                                               double typical_us, std::vector<double>& speed_samples,
-                                              std::string& how);
+                                              std::string& how,
+                                              std::vector<ProbePoint>* points = nullptr);
 
 }  // namespace fusim::backend

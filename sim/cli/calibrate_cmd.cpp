@@ -46,15 +46,16 @@ struct CalibrateCmdOptions {
 };
 
 // --points: one row per probe point (backend::ProbePoint), full precision; error_pct is the
-// fitted cost against the solved one, the residual behind the family's fit error.
+// fitted cost against the solved one, the residual behind the family's fit error (for the
+// model context's ops: the simulated time plus the term against the measured one).
 void write_points_csv(const std::string& path, const std::vector<backend::ProbePoint>& points) {
   std::string csv =
       "family,probe,measured_ns,cost_ns,fitted_ns,error_pct,work,channels,kernels,exact,used,"
-      "speed_factor\n";
+      "speed_factor,since_us\n";
   for (const auto& p : points)
-    csv += fmt::format("{},\"{}\",{},{},{},{},{},{},{},{},{},{}\n", p.family, p.probe,
+    csv += fmt::format("{},\"{}\",{},{},{},{},{},{},{},{},{},{},{}\n", p.family, p.probe,
                        p.measured_ns, p.cost_ns, p.fitted_ns, 100 * (p.fitted_ns / p.cost_ns - 1),
-                       p.work, p.channels, p.kernels, p.exact, p.used, p.speed_factor);
+                       p.work, p.channels, p.kernels, p.exact, p.used, p.speed_factor, p.since_us);
   write_file_atomically(path, csv, "--points");
 }
 
@@ -251,7 +252,8 @@ void run_calibrate(CalibrateCmdOptions opt) {
     fitted.compute.op_costs = costs;
     std::string context_how;
     const compute::ModelContext context = backend::calibrate_model_context(
-        references, fitted, fo.threads, fo.speed_probe, typical, speed_samples, context_how);
+        references, fitted, fo.threads, fo.speed_probe, typical, speed_samples, context_how,
+        opt.points.empty() ? nullptr : &points);
     if (context.given()) {  // no op measured: no term
       doc["compute"]["model_context"] = compute::model_context_json(context);
       doc["sources"]["compute.model_context"] = context_how;
@@ -372,7 +374,11 @@ void add_calibrate_command(CLI::App& app) {
   cmd->add_option("--points", opt->points,
                   "Also write every probe point as CSV (family, probe, measured_ns, cost_ns "
                   "solved from it, fitted_ns the family's fit gives back, error_pct, work, "
-                  "channels, kernels, exact, used): where a family's fit error comes from")
+                  "channels, kernels, exact, used, speed_factor, since_us): where a family's fit "
+                  "error comes from; and the model context's ops (family "
+                  "model_context.<family>: cost_ns the measured time at the calibrated speed, "
+                  "fitted_ns the simulated time plus the term, since_us the time since its "
+                  "family last started)")
       ->type_name("FILE");
   cmd->add_flag("--no-speed-normalization{false}", opt->speed_normalization,
                 "Leave each op probe's times as measured (default: the op speed probe runs "
