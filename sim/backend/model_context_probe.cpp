@@ -132,7 +132,7 @@ compute::ModelContext calibrate_model_context(const std::vector<workload::Trace>
                     trace.model, points.size(), fitted,
                     excess.empty() ? 0.0 : median_of(excess) / 1e3, factor));
   }
-  const compute::ModelContext c = compute::fit_model_context(samples, {1e3, 3e3, 1e4, 3e4, 1e5});
+  const compute::ModelContext c = compute::fit_model_context(samples, {1e3, 1e4, 1e5});
   if (out)
     for (std::size_t i = 0; i < rows.size(); ++i) {
       ProbePoint& row = rows[i];
@@ -143,10 +143,10 @@ compute::ModelContext calibrate_model_context(const std::vector<workload::Trace>
   how = fmt::format(
       "each op with a kernel of the eager steps of {} (batch 8, 64x64, SGD foreach, 20 "
       "steps, updates aside) timed in its steps, less the same op simulated on this host's "
-      "machine with the fitted op costs (tensor fidelity): base + cold x (1 - exp(-dt / "
-      "decay)) by least squares over the {} ops simulated under 150 us, dt the simulated time "
-      "since the op's family "
-      "last started, decay the best of 1, 3, 10, 30 and 100 ms",
+      "machine with the fitted op costs (tensor fidelity): base + cold_1 x (1 - exp(-dt / 1 "
+      "ms)) + cold_10 x (1 - exp(-dt / 10 ms)) + cold_100 x (1 - exp(-dt / 100 ms)) by "
+      "non-negative least squares over the {} ops simulated under 150 us, dt the simulated "
+      "time since the op's family last started",
       fmt::join(parts, " and "), samples.size());
   return c;
 }

@@ -36,7 +36,7 @@ std::vector<ContextPoint> context_points(const workload::Trace& trace, const exe
 // by the host's speed around it as calibrate_switch_costs does (`speed_probe` before and
 // after it, over `typical_us`; samples appended to `speed_samples`), then
 // compute::fit_model_context over its ops simulated under 150 us (larger ones carry the
-// compute model's residual) and decays of 1, 3, 10, 30 and 100 ms. `how` gets the
+// compute model's residual), one cold part per decay of 1, 10 and 100 ms. `how` gets the
 // sources text; `points`, where given, every op as a probe point (calibrate --points:
 // family "model_context.<op family>", cost_ns its measured time over the speed factor (what
 // the fit targets), fitted_ns its simulated time plus the term, since_us its dt, used: in

@@ -80,11 +80,14 @@ Table calibration_table(const backend::Calibration& c, const exec::Machine& writ
                                              f.local_error_pct, f.anchor_reach),
                            f.points, dropped)});
   }
-  if (const auto& mc = written.compute.model_context; mc.given())
-    table.add_row({"model context",
-                   fmt::format("{:.1f} us + {:.1f} us x (1 - exp(-dt / {:.0f} ms)) per op, dt "
-                               "since its family last ran",
-                               mc.base_ns / 1e3, mc.cold_ns / 1e3, mc.decay_us / 1e3)});
+  if (const auto& mc = written.compute.model_context; mc.given()) {
+    std::string parts = fmt::format("{:.1f} us + {:.1f} us x (1 - exp(-dt / {:g} ms))",
+                                    mc.base_ns / 1e3, mc.cold_ns / 1e3, mc.decay_us / 1e3);
+    for (const auto& p : mc.slower)
+      parts +=
+          fmt::format(" + {:.1f} us x (1 - exp(-dt / {:g} ms))", p.cold_ns / 1e3, p.decay_us / 1e3);
+    table.add_row({"model context", parts + " per op, dt since its family last ran"});
+  }
   return table;
 }
 

@@ -154,6 +154,7 @@ ComputeConfig with_compute_time_scaled(ComputeConfig c, double ratio) {
   }
   c.model_context.base_ns *= ratio;
   c.model_context.cold_ns *= ratio;
+  for (ColdPart& p : c.model_context.slower) p.cold_ns *= ratio;
   return c;
 }
 

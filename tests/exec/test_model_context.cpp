@@ -82,17 +82,27 @@ TEST_CASE("model context: base + cold x (1 - exp(-dt / decay)), by hand") {
   CHECK(compute::ModelContext{}.extra(-1) == 0);  // no term
 }
 
-TEST_CASE("model context fit: recovers base, cold and decay from exact samples") {
-  const compute::ModelContext truth{3000, 12000, 1e4};
+TEST_CASE("model context fit: recovers base and every timescale's cold from exact samples") {
+  // A term with parts at 1 and 100 ms (none at 10 ms), sampled at dt from 10 us to 1 s.
+  compute::ModelContext truth{3000, 12000, 1e3};
+  truth.slower = {{0, 1e4}, {40000, 1e5}};
   std::vector<compute::ContextSample> samples;
-  for (double since : {-1.0, 10.0, 100.0, 1000.0, 3000.0, 1e4, 3e4, 1e5})
+  for (double since : {-1.0, 10.0, 100.0, 300.0, 1000.0, 3000.0, 1e4, 3e4, 1e5, 1e6})
     samples.push_back(
         {since, double(truth.extra(since < 0 ? -1 : ns(since * 1e3))) / 1e3});  // ps -> ns
-  const auto fit = compute::fit_model_context(samples, {1e3, 3e3, 1e4, 3e4, 1e5});
-  CHECK(fit.decay_us == 1e4);
+  const auto fit = compute::fit_model_context(samples, {1e3, 1e4, 1e5});
   CHECK(fit.base_ns == Approx(3000).margin(1));
+  CHECK(fit.decay_us == 1e3);
   CHECK(fit.cold_ns == Approx(12000).margin(1));
-  // Ops faster in the model than predicted: no negative term, and none at all from nothing.
+  REQUIRE(fit.slower.size() == 2);
+  CHECK(fit.slower[0].decay_us == 1e4);
+  CHECK(fit.slower[0].cold_ns == Approx(0).margin(1));
+  CHECK(fit.slower[1].decay_us == 1e5);
+  CHECK(fit.slower[1].cold_ns == Approx(40000).margin(1));
+  // By hand: dt = 1 ms gives 3000 + 12000 (1 - 1/e) + 40000 (1 - exp(-0.01)).
+  CHECK(fit.extra(ns(1e6)) ==
+        ns(3000 + 12000 * (1 - std::exp(-1.0)) + 40000 * (1 - std::exp(-0.01))));
+  // Ops faster in the model than predicted: no negative part, and none at all from nothing.
   const auto none = compute::fit_model_context({{-1, -500}, {10, -800}, {1e4, -300}}, {1e3});
   CHECK(none.base_ns == 0);
   CHECK(none.cold_ns == 0);
@@ -101,6 +111,14 @@ TEST_CASE("model context fit: recovers base, cold and decay from exact samples")
   const auto flat = compute::fit_model_context({{10, 700}, {1e4, 700}, {1e5, 700}}, {1e3, 1e4});
   CHECK(flat.base_ns == Approx(700));
   CHECK(flat.cold_ns == Approx(0).margin(1e-6));
+  CHECK(flat.slower.at(0).cold_ns == Approx(0).margin(1e-6));
+  // A negative best fit is clamped: excess falling with dt (-100 + ...) leaves the base at
+  // the mean of what it may still explain, every cold part 0.
+  const auto falling =
+      compute::fit_model_context({{10, 900}, {1e3, 500}, {1e4, 100}, {1e5, 100}}, {1e3, 1e5});
+  CHECK(falling.cold_ns == 0);
+  CHECK(falling.slower.at(0).cold_ns == 0);
+  CHECK(falling.base_ns == Approx(400));
 }
 
 TEST_CASE("model context in a simulation: each op with a kernel pays it, updates do not") {
@@ -153,6 +171,37 @@ TEST_CASE("model context: strictly read, CPU only, scaled with the host's speed"
              Catch::Contains("m.json: compute.model_context.decay_us: expected"));
   CHECK_THAT(error_of({{"base_ns", 1}, {"cold_ns", 2}, {"decay_us", 3}, {"tau", 1}}),
              Catch::Contains("m.json: compute.model_context") && Catch::Contains("tau"));
+  const nlohmann::json two{{"base_ns", 1},
+                           {"cold_ns", 2},
+                           {"decay_us", 3},
+                           {"slower", {{{"cold_ns", 4}, {"decay_us", 5}}}}};
+  CHECK(error_of(two) == "no error");
+  auto bad = two;
+  bad["slower"][0]["decay_us"] = 0;
+  CHECK(error_of(bad) ==
+        "m.json: compute.model_context.slower[0].decay_us: expected a decay time > 0 in "
+        "microseconds, got 0");
+  bad = two;
+  bad["slower"] = {{"cold_ns", 4}};
+  CHECK_THAT(error_of(bad), Catch::Contains("m.json: compute.model_context.slower"));
+  bad = two;
+  bad["slower"][0]["tau"] = 1;
+  CHECK(error_of(bad) ==
+        "m.json: compute.model_context.slower[0].tau: expected one of the known members "
+        "(cold_ns, decay_us)");
+  const auto round = compute::model_context_json(exec::parse_machine(
+                                                     [&] {
+                                                       nlohmann::json doc =
+                                                           test::defaults::tiny_cpu().json();
+                                                       doc["compute"]["model_context"] = two;
+                                                       return doc;
+                                                     }(),
+                                                     "m.json")
+                                                     .compute.model_context);
+  CHECK(round == nlohmann::json{{"base_ns", 1.0},
+                                {"cold_ns", 2.0},
+                                {"decay_us", 3.0},
+                                {"slower", {{{"cold_ns", 4.0}, {"decay_us", 5.0}}}}});
   // A GPU's compute section has no such key: its kernels launch from a host thread whose
   // cost is dispatch_overhead_ns.
   CHECK_THROWS_WITH(exec::load_machine("h100-sxm5", {{"compute.model_context.base_ns", "1"}}),
@@ -160,7 +209,10 @@ TEST_CASE("model context: strictly read, CPU only, scaled with the host's speed"
   auto m = exec::parse_machine(
       [] {
         nlohmann::json doc = test::defaults::tiny_cpu().json();
-        doc["compute"]["model_context"] = {{"base_ns", 1000}, {"cold_ns", 4000}, {"decay_us", 5}};
+        doc["compute"]["model_context"] = {{"base_ns", 1000},
+                                           {"cold_ns", 4000},
+                                           {"decay_us", 5},
+                                           {"slower", {{{"cold_ns", 300}, {"decay_us", 50}}}}};
         return doc;
       }(),
       "m.json");
@@ -168,4 +220,6 @@ TEST_CASE("model context: strictly read, CPU only, scaled with the host's speed"
   CHECK(slower.model_context.base_ns == Approx(1500));
   CHECK(slower.model_context.cold_ns == Approx(6000));
   CHECK(slower.model_context.decay_us == 5);
+  CHECK(slower.model_context.slower.at(0).cold_ns == Approx(450));
+  CHECK(slower.model_context.slower.at(0).decay_us == 50);
 }
