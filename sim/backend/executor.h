@@ -146,6 +146,10 @@ inline constexpr double kDramMoved = 0.15;
 std::string calibration_drift_note(const std::vector<double>& dram_samples);
 // The same for the op speed probe's samples (microseconds; empty when steady).
 std::string calibration_speed_note(const std::vector<double>& speed_samples);
+// `calibrate`'s warning when the speed its op costs describe (host.op_probe_us, the
+// samples' median) is slower than the fastest sample by kDramMoved or more: most of the
+// calibration ran in a slow spell, and the costs describe the host in it. Empty otherwise.
+std::string calibration_slow_note(const std::vector<double>& speed_samples, double described_us);
 
 // `validate`'s sentence comparing the run's DRAM probe (median) with the one calibrate
 // recorded (the machine's host.dram_triad_gbs, with calibrated_threads threads); empty when

@@ -49,6 +49,18 @@ std::string calibration_speed_note(const std::vector<double>& speed_samples) {
       d.min, d.max);
 }
 
+std::string calibration_slow_note(const std::vector<double>& speed_samples, double described_us) {
+  const SampleSpread d = sample_spread(speed_samples);
+  if (d.samples < 2 || !(d.min > 0) || described_us < (1 + kDramMoved) * d.min) return {};
+  return fmt::format(
+      "the op costs describe the host at {:.0f} us an op speed probe, {:.2f}x the fastest "
+      "sample ({:.0f} us): most of the calibration ran in a slow spell (on a 2-core EPYC VM, "
+      "three calibrations at 1.20-1.29x predicted the same measured steps 14-19% long, the "
+      "other eight, at 1.05-1.09x, 8-13%); if the host is usually faster, calibrate again "
+      "when it is, or predict with validate --host-speed run",
+      described_us, described_us / d.min, d.min);
+}
+
 namespace {
 // A probe's median during the run against its calibrated figure: nothing when either is
 // missing or their ratio is not `far` (by default: within kDramMoved of 1),

@@ -289,7 +289,8 @@ void run_calibrate(CalibrateCmdOptions opt) {
         fmt::join(c2c_samples.begin(), c2c_samples.end(), " "));
   }
   for (const std::string& drift : {backend::calibration_drift_note(dram_samples),
-                                   backend::calibration_speed_note(speed_samples)}) {
+                                   backend::calibration_speed_note(speed_samples),
+                                   backend::calibration_slow_note(speed_samples, speed_us)}) {
     if (drift.empty()) continue;
     fmt::print(stderr, "calibrate: warning: {}\n", drift);
     doc["sources"]["conditions"] = doc["sources"]["conditions"].get<std::string>() + "; " + drift;

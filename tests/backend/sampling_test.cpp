@@ -391,6 +391,15 @@ TEST_CASE("run and validate: the op speed probe's spread and its distance from c
   CHECK(backend::calibration_speed_note({770.0, 1020.0, 790.0})
             .find("the op speed probe took 770 to 1020 us") != std::string::npos);
   CHECK(backend::calibration_speed_note({770.0, 800.0, 790.0}).empty());
+  // Described at 523 us against a fastest sample of 405: 1.29x, a slow spell.
+  const std::string slow_spell = backend::calibration_slow_note({405.0, 523.0, 560.0}, 523.0);
+  CHECK(slow_spell.find("the op costs describe the host at 523 us an op speed probe, 1.29x the "
+                        "fastest sample (405 us)") != std::string::npos);
+  // 1.14x: not a slow spell; nothing from one sample or none.
+  CHECK(backend::calibration_slow_note({405.0, 461.0, 470.0}, 461.0).empty());
+  CHECK(backend::calibration_slow_note({405.0, 466.0}, 466.0).find("1.15x") != std::string::npos);
+  CHECK(backend::calibration_slow_note({405.0}, 600.0).empty());
+  CHECK(backend::calibration_slow_note({}, 600.0).empty());
 }
 
 TEST_CASE("the op speed probe leaves the run's random state and thread count as they were") {
