@@ -55,8 +55,8 @@ std::string calibration_slow_note(const std::vector<double>& speed_samples, doub
   return fmt::format(
       "the op costs describe the host at {:.0f} us an op speed probe, {:.2f}x the fastest "
       "sample ({:.0f} us): most of the calibration ran in a slow spell (on a 2-core EPYC VM, "
-      "three calibrations at 1.20-1.29x predicted the same measured steps 14-19% long, the "
-      "other eight, at 1.05-1.09x, 8-13%); if the host is usually faster, calibrate again "
+      "three calibrations at 1.20-1.32x predicted the same measured steps 14-19% long, the "
+      "other seven, at 1.05-1.09x, 8-13%); if the host is usually faster, calibrate again "
       "when it is, or predict with validate --host-speed run",
       described_us, described_us / d.min, d.min);
 }
